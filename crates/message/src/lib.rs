@@ -1,5 +1,62 @@
-//! Messages, content blocks and agent events (work in progress, issue #2).
+//! Messages, content blocks and agent events — the types every Oxiscope crate
+//! speaks, wire-compatible with AgentScope 2.0.
+//!
+//! This crate owns serde shapes and the pure logic over them: [`Msg`] and its
+//! [`ContentBlock`]s, every [`AgentEvent`], [`Msg::append_event`] (rebuilding
+//! a reply message from its event stream), token [`Usage`], [`ErrorInfo`],
+//! ids and timestamps, and the [`PermissionRule`] data type that tool calls
+//! carry. It does no I/O and has no async code; the agent loop, models and
+//! tools live in other crates.
+//!
+//! JSON follows AgentScope: every declared field is written (absent values
+//! as `null`), keys in AgentScope's order, enum values lowercase except event
+//! tags (`TEXT_BLOCK_DELTA`), ids as 32 hex digits, timestamps as naive local
+//! ISO 8601.
+//!
+//! # Example
+//!
+//! ```
+//! use oxiscope_message::{AgentEvent, Msg, ReplyFinishedReason};
+//!
+//! // A user message, checked against its role's rules.
+//! let question = Msg::user("alice", "What's in this repo?")?;
+//! assert_eq!(question.text("\n"), "What's in this repo?");
+//!
+//! // Rebuild a reply from its streamed events.
+//! let events: Vec<AgentEvent> = serde_json::from_str(r#"[
+//!   {"type": "TEXT_BLOCK_START", "reply_id": "r1", "block_id": "b1"},
+//!   {"type": "TEXT_BLOCK_DELTA", "reply_id": "r1", "block_id": "b1", "delta": "A Rust "},
+//!   {"type": "TEXT_BLOCK_DELTA", "reply_id": "r1", "block_id": "b1", "delta": "workspace."},
+//!   {"type": "TEXT_BLOCK_END", "reply_id": "r1", "block_id": "b1"},
+//!   {"type": "REPLY_END", "session_id": "s1", "reply_id": "r1"}
+//! ]"#)?;
+//! let mut reply = Msg::reply("Friday", "r1");
+//! for event in &events {
+//!     reply.append_event(event)?;
+//! }
+//! assert_eq!(reply.text(""), "A Rust workspace.");
+//! assert_eq!(reply.finished_reason, Some(ReplyFinishedReason::Completed));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+mod append;
+mod block;
+mod error;
+mod event;
+mod msg;
 mod permission;
+mod reply;
+pub mod stamp;
 
+pub use append::{Appended, is_input_event};
+pub use block::{
+    Base64Source, BlockKind, ContentBlock, DataBlock, DataSource, HintBlock, InvalidUrl,
+    MediaBlock, RichContent, TextBlock, ThinkingBlock, ToolCallBlock, ToolCallState,
+    ToolResultBlock, ToolResultState, UrlSource, normalize_url,
+};
+pub use error::{AppendError, MsgError};
+pub use event::*;
+pub use msg::{Msg, MsgContent, Role};
 pub use permission::{PermissionBehavior, PermissionRule};
+pub use reply::{ErrorInfo, ErrorType, FinishedReason, ReplyFinishedReason, Usage};
+pub use stamp::{FixedStamper, Stamper, SystemStamper};

@@ -58,6 +58,11 @@ impl PermissionRule {
         behavior: PermissionBehavior,
         source: impl Into<String>,
     ) -> Self {
-        Self { tool_name: tool_name.into(), rule_content, behavior, source: source.into() }
+        Self {
+            tool_name: tool_name.into(),
+            rule_content,
+            behavior,
+            source: source.into(),
+        }
     }
 }

@@ -1,0 +1,103 @@
+//! Small shared types of a reply: token usage, finish reasons, error info.
+
+use serde::{Deserialize, Serialize};
+
+/// Tokens spent by the model calls of one message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    #[serde(default)]
+    pub cache_input_tokens: u64,
+    /// Prompt tokens written into the provider's cache.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another usage to this one, field by field (saturating).
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_input_tokens = self
+            .cache_input_tokens
+            .saturating_add(other.cache_input_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(other.cache_creation_input_tokens);
+    }
+}
+
+/// Why a reply ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyFinishedReason {
+    /// The agent gave its final answer.
+    #[default]
+    Completed,
+    /// The user or the caller interrupted the reply.
+    Interrupted,
+    /// The reasoning-acting loop hit `max_iters`.
+    ExceedMaxIters,
+    /// The reply failed; the message's `error` says why.
+    Error,
+}
+
+/// Why one model call ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishedReason {
+    /// The model finished on its own.
+    #[default]
+    Completed,
+    /// The call was cancelled before the model finished.
+    Interrupted,
+}
+
+/// The class of an error that ended a reply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    /// Missing or invalid credentials.
+    Authentication,
+    /// The credentials lack a permission.
+    Permission,
+    /// The provider throttled the request.
+    RateLimit,
+    /// The request was malformed or unsupported.
+    InvalidRequest,
+    /// The provider failed.
+    Upstream,
+    /// The network failed.
+    Connection,
+    /// A bug or unexpected state in the framework.
+    Internal,
+    /// The agent or service is misconfigured.
+    Setup,
+    /// Anything else.
+    #[default]
+    Unknown,
+}
+
+/// What went wrong in a reply that ended with [`ReplyFinishedReason::Error`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    /// The class of the error.
+    #[serde(rename = "type", default)]
+    pub kind: ErrorType,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl ErrorInfo {
+    /// An error of the given class.
+    pub fn new(kind: ErrorType, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}

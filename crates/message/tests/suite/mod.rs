@@ -1,0 +1,4 @@
+mod fixtures;
+mod robustness;
+mod streams;
+mod wire;
