@@ -1,0 +1,104 @@
+//! The card files shipped inside the crate, parsed once on first use.
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::CardSpec;
+use crate::{Error, ModelCard, ModelClass, Result};
+
+/// One shipped file: the cards of one model class.
+#[derive(Deserialize)]
+struct CardFile {
+    model_class: String,
+    cards: Vec<CardSpec>,
+}
+
+/// The file name and text of `class`'s shipped cards.
+fn shipped_file(class: ModelClass) -> (&'static str, &'static str) {
+    macro_rules! card_file {
+        ($name:literal) => {
+            ($name, include_str!(concat!("../../cards/", $name)))
+        };
+    }
+    match class {
+        ModelClass::AnthropicChat => card_file!("anthropic_chat.yaml"),
+        ModelClass::DashScopeChat => card_file!("dashscope_chat.yaml"),
+        ModelClass::DeepSeekChat => card_file!("deepseek_chat.yaml"),
+        ModelClass::GeminiChat => card_file!("gemini_chat.yaml"),
+        ModelClass::MiniMaxChat => card_file!("minimax_chat.yaml"),
+        ModelClass::MoonshotChat => card_file!("moonshot_chat.yaml"),
+        ModelClass::OllamaChat => card_file!("ollama_chat.yaml"),
+        ModelClass::OpenAiChat => card_file!("openai_chat.yaml"),
+        ModelClass::OpenAiResponse => card_file!("openai_response.yaml"),
+        ModelClass::XaiChat => card_file!("xai_chat.yaml"),
+        ModelClass::VolcengineChat => card_file!("volcengine_chat.yaml"),
+    }
+}
+
+/// Parses a card file of `class` and builds its cards, sorted by name.
+fn load(class: ModelClass, origin: &str, yaml: &str) -> Result<Vec<ModelCard>> {
+    let file: CardFile = serde_yaml_ng::from_str(yaml).map_err(|err| Error::InvalidCardYaml {
+        origin: origin.to_owned(),
+        message: err.to_string(),
+    })?;
+    if file.model_class != class.as_str() {
+        return Err(Error::InvalidCardYaml {
+            origin: origin.to_owned(),
+            message: format!(
+                "the file declares model_class `{}`, expected `{class}`",
+                file.model_class
+            ),
+        });
+    }
+    let base = class.parameter_schema();
+    let mut cards = file
+        .cards
+        .into_iter()
+        .map(|spec| spec.into_card(class.as_str(), &base))
+        .collect::<Result<Vec<_>>>()?;
+    cards.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(cards)
+}
+
+/// The shipped cards of `class`, sorted by name.
+pub(crate) fn shipped_cards(class: ModelClass) -> Result<Vec<ModelCard>> {
+    static CACHE: [OnceLock<Result<Vec<ModelCard>>>; ModelClass::ALL.len()] =
+        [const { OnceLock::new() }; ModelClass::ALL.len()];
+    let index = ModelClass::ALL
+        .iter()
+        .position(|c| *c == class)
+        .unwrap_or_default();
+    CACHE[index]
+        .get_or_init(|| {
+            let (origin, yaml) = shipped_file(class);
+            load(class, origin, yaml)
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_for_another_class_is_rejected() {
+        let (_, yaml) = shipped_file(ModelClass::GeminiChat);
+        let err = load(ModelClass::OllamaChat, "gemini_chat.yaml", yaml).unwrap_err();
+        assert!(matches!(err, Error::InvalidCardYaml { .. }), "{err}");
+    }
+
+    #[test]
+    fn broken_yaml_is_a_typed_error() {
+        let err = load(ModelClass::OllamaChat, "broken.yaml", "model_class: [").unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidCardYaml { ref origin, .. } if origin == "broken.yaml")
+        );
+        let zero = "model_class: ollama_chat\ncards:\n  - {name: x, label: X, status: active, \
+                    context_size: 0, output_size: 1}\n";
+        assert!(matches!(
+            load(ModelClass::OllamaChat, "zero.yaml", zero),
+            Err(Error::InvalidCardYaml { .. })
+        ));
+    }
+}

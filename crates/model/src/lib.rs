@@ -1,0 +1,59 @@
+//! The model layer of Oxiscope, wire-compatible with AgentScope 2.0.
+//!
+//! This crate owns what the rest of the workspace needs to know about model
+//! providers:
+//!
+//! - **credentials**: one struct per provider ([`OpenAiCredential`],
+//!   [`AnthropicCredential`], ...), the [`Credential`] union tagged by
+//!   `type`, and the [`CredentialType`] registry (JSON Schemas for credential
+//!   forms, default endpoints, the model classes each type drives). Secrets
+//!   live in [`Secret`], which never prints or serialises its value; only
+//!   [`Credential::to_storage_json`] writes it out.
+//! - **model cards**: [`ModelCard`] with AgentScope's fields, the cards
+//!   shipped for every provider's current models (YAML files embedded in the
+//!   crate), and the rules that turn a class's base parameter schema plus a
+//!   card's overrides into the card's `parameter_schema`
+//!   ([`merge_parameter_schema`]).
+//!
+//! It does not talk to any provider: requests, streaming and formatting
+//! belong to the provider crates and the chat-model traits.
+//!
+//! ```
+//! use oxiscope_model::{Credential, CredentialType, OpenAiCredential};
+//!
+//! let credential = Credential::from(OpenAiCredential::new("sk-test").with_name("Work"));
+//! let public = serde_json::to_value(&credential)?;
+//! assert_eq!(public["type"], "openai_credential");
+//! assert_eq!(public["api_key"], "**********");
+//!
+//! let cards = credential.list_models()?;
+//! let gpt = cards.iter().find(|c| c.name == "gpt-4.1" && c.model_class == "openai_chat");
+//! let gpt = gpt.ok_or("gpt-4.1 is shipped")?;
+//! assert_eq!(gpt.parameter_schema["properties"]["max_tokens"]["maximum"], 32768);
+//!
+//! // The form the service publishes for creating an OpenAI credential.
+//! let schema = CredentialType::OpenAi.json_schema();
+//! assert_eq!(schema["required"], serde_json::json!(["api_key"]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod card;
+mod credential;
+mod error;
+mod model_class;
+mod params;
+mod secret;
+mod tag;
+
+pub use card::{
+    AUDIO_PARAMETERS, CardSpec, ModelCard, ModelStatus, THINKING_OUTPUT_TYPE, THINKING_PARAMETERS,
+    merge_parameter_schema,
+};
+pub use credential::{
+    AnthropicCredential, Credential, CredentialType, DashScopeCredential, DeepSeekCredential,
+    GeminiCredential, MiniMaxCredential, MoonshotCredential, OllamaCredential, OpenAiCredential,
+    VolcengineCredential, XaiCredential,
+};
+pub use error::{Error, Result};
+pub use model_class::{EmbeddingFamily, ModelClass};
+pub use secret::{SECRET_MASK, Secret};

@@ -1,0 +1,5 @@
+mod credential_schemas;
+mod credentials;
+mod fixtures;
+mod model_card_golden;
+mod model_cards;
