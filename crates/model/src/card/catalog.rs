@@ -61,25 +61,34 @@ fn load(class: ModelClass, origin: &str, yaml: &str) -> Result<Vec<ModelCard>> {
     Ok(cards)
 }
 
-/// The shipped cards of `class`, sorted by name.
+/// The shipped cards of `class`, sorted by name; parsed on first use.
 pub(crate) fn shipped_cards(class: ModelClass) -> Result<Vec<ModelCard>> {
     static CACHE: [OnceLock<Result<Vec<ModelCard>>>; ModelClass::ALL.len()] =
         [const { OnceLock::new() }; ModelClass::ALL.len()];
-    let index = ModelClass::ALL
-        .iter()
-        .position(|c| *c == class)
-        .unwrap_or_default();
-    CACHE[index]
-        .get_or_init(|| {
-            let (origin, yaml) = shipped_file(class);
-            load(class, origin, yaml)
-        })
-        .clone()
+    let parse = || {
+        let (origin, yaml) = shipped_file(class);
+        load(class, origin, yaml)
+    };
+    // `ALL` lists the classes in declaration order, so the discriminant is
+    // the slot; a class missing from `ALL` is parsed on every call instead.
+    match CACHE.get(class as usize) {
+        Some(slot) => slot.get_or_init(parse).clone(),
+        None => parse(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_class_has_its_own_cache_slot() {
+        for (slot, class) in ModelClass::ALL.into_iter().enumerate() {
+            assert_eq!(class as usize, slot, "{class}");
+            let cards = shipped_cards(class).unwrap();
+            assert!(cards.iter().all(|card| card.model_class == class.as_str()));
+        }
+    }
 
     #[test]
     fn a_file_for_another_class_is_rejected() {
