@@ -3,3 +3,4 @@ mod credentials;
 mod fixtures;
 mod model_card_golden;
 mod model_cards;
+mod robustness;
