@@ -7,7 +7,8 @@ use super::schema::{FieldKind, FieldSpec, SchemaSpec};
 use crate::Secret;
 use crate::tag::{TypeName, TypeTag};
 
-/// Connection settings for Alibaba Cloud DashScope (Qwen and hosted third-party models); `type` is `dashscope_credential`.
+/// Connection settings for Alibaba Cloud DashScope (Qwen and hosted third-party models);
+/// `type` is `dashscope_credential`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DashScopeCredential {
     /// Id of the stored credential; generated when absent.

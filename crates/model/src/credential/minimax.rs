@@ -7,7 +7,8 @@ use super::schema::{FieldKind, FieldSpec, SchemaSpec};
 use crate::Secret;
 use crate::tag::{TypeName, TypeTag};
 
-/// Connection settings for MiniMax (through its Anthropic-compatible API); `type` is `minimax_credential`.
+/// Connection settings for MiniMax (through its Anthropic-compatible API);
+/// `type` is `minimax_credential`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MiniMaxCredential {
     /// Id of the stored credential; generated when absent.
@@ -72,7 +73,8 @@ pub(super) const SCHEMA: SchemaSpec = SchemaSpec {
         FieldSpec {
             name: "base_url",
             title: "Base Url",
-            description: "Endpoint of MiniMax's Anthropic-compatible API (the mainland China service has its own host).",
+            description: "Endpoint of MiniMax's Anthropic-compatible API \
+                          (the mainland China service has its own host).",
             kind: FieldKind::String {
                 default: MiniMaxCredential::DEFAULT_BASE_URL,
             },

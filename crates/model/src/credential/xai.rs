@@ -73,7 +73,8 @@ pub(super) const SCHEMA: SchemaSpec = SchemaSpec {
         FieldSpec {
             name: "api_host",
             title: "API Host",
-            description: "Host name of the API without a scheme; change it for a compatible or self-hosted server.",
+            description: "Host name of the API without a scheme; change it for a compatible \
+                          or self-hosted server.",
             kind: FieldKind::String {
                 default: XaiCredential::DEFAULT_API_HOST,
             },

@@ -16,7 +16,8 @@ const THINKING: &str = "Ask the model to reason step by step before it answers."
 const THINKING_BUDGET: &str = "Most tokens the model may spend on reasoning before answering.";
 const TEMPERATURE: &str =
     "Sampling randomness: low values keep answers focused, high values vary them.";
-const TOP_P: &str = "Nucleus sampling: draw only from the most likely tokens whose probabilities add up to this share.";
+const TOP_P: &str = "Nucleus sampling: draw only from the most likely tokens whose \
+                     probabilities add up to this share.";
 const TOP_K: &str = "Draw each token from only this many of the most likely candidates.";
 const PARALLEL_TOOLS: &str = "Let the model request several tool calls in one turn.";
 const VOICE: &str =

@@ -65,7 +65,9 @@ proptest! {
     }
 
     #[test]
-    fn any_text_is_a_card_or_an_error(text in "(name|label|status|context_size|output_size|[:{}\\[\\]\n -]|[a-z0-9]){0,80}") {
+    fn any_text_is_a_card_or_an_error(
+        text in "(name|label|status|context_size|output_size|[:{}\\[\\]\n -]|[a-z0-9]){0,80}"
+    ) {
         let _ = ModelCard::from_yaml(&text, ModelClass::OpenAiChat);
     }
 
