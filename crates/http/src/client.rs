@@ -1,0 +1,445 @@
+//! The HTTP client: building it, sending with retries, and the streaming entry points.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use reqwest::header::{self, HeaderMap, HeaderValue};
+use reqwest::{IntoUrl, Method, RequestBuilder, Response, Url};
+use serde::de::DeserializeOwned;
+
+use crate::body::BodyStream;
+use crate::error::{DecodeError, Error, Result, StatusError};
+use crate::ndjson::{LineStream, NdjsonStream};
+use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::sse::SseStream;
+
+/// Headers that carry a server's request id, most common first.
+const REQUEST_ID_HEADERS: &[&str] = &[
+    "x-request-id",
+    "request-id",
+    "x-amzn-requestid",
+    "x-amz-request-id",
+    "x-ms-request-id",
+    "apim-request-id",
+    "x-goog-request-id",
+    "x-trace-id",
+];
+
+/// The HTTP client of Oxiscope: one per process is plenty (it pools connections), and
+/// cloning it is cheap.
+///
+/// Requests are built with [`HttpClient::request`] (or [`get`](HttpClient::get),
+/// [`post`](HttpClient::post)) as plain [`reqwest::RequestBuilder`]s, then sent with one of
+/// the entry points below, which retry per the [`RetryPolicy`] before the response body
+/// starts and turn non-success statuses into [`Error::Status`]:
+///
+/// | entry point | returns |
+/// |---|---|
+/// | [`send`](HttpClient::send) | the [`Response`], status checked |
+/// | [`send_json`](HttpClient::send_json) | the body parsed as `T` |
+/// | [`sse`](HttpClient::sse) | an [`SseStream`] of events |
+/// | [`ndjson`](HttpClient::ndjson) | an [`NdjsonStream`] of JSON values |
+/// | [`lines`](HttpClient::lines) | a [`LineStream`] of raw lines |
+/// | [`get_bytes`](HttpClient::get_bytes) | a bounded [`Download`] |
+///
+/// Setup failures (connection, timeout, 4xx/5xx) come back in the outer `Result` of the
+/// streaming entry points; failures after the body started arrive as the stream's last
+/// item and are never retried, so a stream is never silently restarted or truncated.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    inner: reqwest::Client,
+    settings: Arc<Settings>,
+}
+
+/// What the client needs besides the reqwest client.
+#[derive(Debug, Clone)]
+struct Settings {
+    retry: RetryPolicy,
+    response_timeout: Duration,
+    idle_timeout: Duration,
+    max_error_body: usize,
+    max_body: u64,
+}
+
+/// Options for an [`HttpClient`]; start from [`HttpClient::builder`].
+#[derive(Debug, Clone)]
+pub struct HttpClientBuilder {
+    connect_timeout: Duration,
+    user_agent: String,
+    default_headers: HeaderMap,
+    settings: Settings,
+}
+
+/// A body fetched with [`HttpClient::get_bytes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Download {
+    /// The body.
+    pub bytes: Bytes,
+    /// The `Content-Type` the server declared, if any.
+    pub content_type: Option<String>,
+    /// The URL the body came from, after redirects.
+    pub url: Url,
+}
+
+impl Default for HttpClientBuilder {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            user_agent: concat!("oxiscope/", env!("CARGO_PKG_VERSION")).to_owned(),
+            default_headers: HeaderMap::new(),
+            settings: Settings {
+                retry: RetryPolicy::default(),
+                response_timeout: Duration::from_secs(600),
+                idle_timeout: Duration::from_secs(300),
+                max_error_body: 64 * 1024,
+                max_body: 64 * 1024 * 1024,
+            },
+        }
+    }
+}
+
+impl HttpClientBuilder {
+    /// Time allowed to open a connection (TCP and TLS). Default 10 s.
+    #[must_use]
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Time allowed from sending a request to its response headers, per attempt. Default
+    /// 600 s, since a non-streaming model call sends its headers only when done.
+    #[must_use]
+    pub fn with_response_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.response_timeout = timeout;
+        self
+    }
+
+    /// Longest silence between two chunks of a response body. Default 300 s.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.idle_timeout = timeout;
+        self
+    }
+
+    /// The retry policy. Default [`RetryPolicy::default`].
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.settings.retry = retry;
+        self
+    }
+
+    /// How much of an error response's body [`Error::Status`] keeps. Default 64 KiB.
+    #[must_use]
+    pub fn with_max_error_body(mut self, bytes: usize) -> Self {
+        self.settings.max_error_body = bytes;
+        self
+    }
+
+    /// Largest body [`HttpClient::send_json`] reads. Default 64 MiB.
+    #[must_use]
+    pub fn with_max_body(mut self, bytes: u64) -> Self {
+        self.settings.max_body = bytes;
+        self
+    }
+
+    /// The `User-Agent` header. Default `oxiscope/<version>`.
+    #[must_use]
+    pub fn with_user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Headers sent with every request (a request's own headers win).
+    #[must_use]
+    pub fn with_default_headers(mut self, headers: HeaderMap) -> Self {
+        self.default_headers = headers;
+        self
+    }
+
+    /// Builds the client.
+    ///
+    /// TLS uses rustls with the process's default crypto provider; if the process has
+    /// none, *ring*'s is installed as the default.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Build`] when TLS cannot be set up or an option is invalid.
+    pub fn build(self) -> Result<HttpClient> {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Losing a race to another installer is fine: a provider is then installed.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let inner = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .user_agent(self.user_agent)
+            .default_headers(self.default_headers)
+            .build()
+            .map_err(|source| Error::Build {
+                source: Box::new(source),
+            })?;
+        Ok(HttpClient {
+            inner,
+            settings: Arc::new(self.settings),
+        })
+    }
+}
+
+impl HttpClient {
+    /// Options for a client.
+    #[must_use]
+    pub fn builder() -> HttpClientBuilder {
+        HttpClientBuilder::default()
+    }
+
+    /// A client with the default options.
+    ///
+    /// # Errors
+    ///
+    /// As [`HttpClientBuilder::build`].
+    pub fn new() -> Result<Self> {
+        Self::builder().build()
+    }
+
+    /// The retry policy in force.
+    #[must_use]
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.settings.retry
+    }
+
+    /// Starts a request. Its body must be buffered (JSON, bytes, text) for it to be
+    /// retried; a request with a streaming body is sent once.
+    pub fn request(&self, method: Method, url: impl IntoUrl) -> RequestBuilder {
+        self.inner.request(method, url)
+    }
+
+    /// Starts a GET request.
+    pub fn get(&self, url: impl IntoUrl) -> RequestBuilder {
+        self.inner.get(url)
+    }
+
+    /// Starts a POST request.
+    pub fn post(&self, url: impl IntoUrl) -> RequestBuilder {
+        self.inner.post(url)
+    }
+
+    /// Sends a request, retrying per the policy, and returns a response with a 2xx status.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Status`] for a non-2xx status (after retries, for a retryable one), with
+    /// the capped body, request id and `Retry-After`; [`Error::Connect`] or
+    /// [`Error::Timeout`] when no response came; [`Error::InvalidRequest`] when the request
+    /// cannot be built.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the request (and any pending retry); nothing else
+    /// happens.
+    pub async fn send(&self, request: RequestBuilder) -> Result<Response> {
+        let request = request.build().map_err(|source| Error::InvalidRequest {
+            source: Box::new(source),
+        })?;
+        self.execute(request).await
+    }
+
+    /// Sends a request (as [`send`](Self::send)) and parses the whole body as JSON.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send); also [`Error::Decode`] when the body is not a `T`,
+    /// [`Error::BodyTooLarge`] past the client's body limit, and [`Error::IdleTimeout`] or
+    /// [`Error::UnexpectedEof`] when the body stalls or breaks (not retried).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the request.
+    pub async fn send_json<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T> {
+        let response = self.send(request).await?;
+        let body = self
+            .body(response)
+            .collect_bounded(self.settings.max_body)
+            .await?;
+        serde_json::from_slice(&body).map_err(|source| Error::Decode {
+            kind: DecodeError::Json { line: None, source },
+        })
+    }
+
+    /// Sends a request and reads the response as server-sent events.
+    ///
+    /// Adds `Accept: text/event-stream` unless the request has an `Accept` header.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send), for everything up to the response headers. Later failures
+    /// are stream items: see [`SseStream`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the request; dropping the stream closes the
+    /// connection.
+    pub async fn sse(&self, request: RequestBuilder) -> Result<SseStream<BodyStream>> {
+        let mut request = request.build().map_err(|source| Error::InvalidRequest {
+            source: Box::new(source),
+        })?;
+        request
+            .headers_mut()
+            .entry(header::ACCEPT)
+            .or_insert(HeaderValue::from_static("text/event-stream"));
+        let response = self.execute(request).await?;
+        Ok(SseStream::new(self.body(response)))
+    }
+
+    /// Sends a request and reads the response as newline-delimited JSON, one `T` per
+    /// non-blank line (use [`serde_json::Value`] for untyped lines).
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send), for everything up to the response headers. Later failures
+    /// are stream items: see [`NdjsonStream`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`sse`](Self::sse).
+    pub async fn ndjson<T: DeserializeOwned>(
+        &self,
+        request: RequestBuilder,
+    ) -> Result<NdjsonStream<BodyStream, T>> {
+        let response = self.send(request).await?;
+        Ok(NdjsonStream::new(self.body(response)))
+    }
+
+    /// Sends a request and reads the response as raw non-blank text lines.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send), for everything up to the response headers. Later failures
+    /// are stream items: see [`LineStream`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`sse`](Self::sse).
+    pub async fn lines(&self, request: RequestBuilder) -> Result<LineStream<BodyStream>> {
+        let response = self.send(request).await?;
+        Ok(LineStream::new(self.body(response)))
+    }
+
+    /// The body of a response from [`send`](Self::send) as a byte stream with the
+    /// client's idle timeout.
+    #[must_use]
+    pub fn body(&self, response: Response) -> BodyStream {
+        BodyStream::new(response, self.settings.idle_timeout)
+    }
+
+    /// Downloads `url` with a GET, refusing bodies over `max_bytes` and giving up after
+    /// `timeout` in all (retries included). Meant for fetching remote images and files a
+    /// message refers to.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyTooLarge`] when the declared or actual size exceeds `max_bytes` (read
+    /// no further than that); [`Error::Timeout`] after `timeout`; as
+    /// [`send`](Self::send) otherwise.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the download.
+    pub async fn get_bytes(
+        &self,
+        url: impl IntoUrl,
+        max_bytes: u64,
+        timeout: Duration,
+    ) -> Result<Download> {
+        let request = self.get(url);
+        let download = async {
+            let response = self.send(request).await?;
+            if response.content_length().is_some_and(|len| len > max_bytes) {
+                return Err(Error::BodyTooLarge { limit: max_bytes });
+            }
+            let content_type = response
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let url = response.url().clone();
+            let bytes = self.body(response).collect_bounded(max_bytes).await?;
+            Ok(Download {
+                bytes,
+                content_type,
+                url,
+            })
+        };
+        tokio::time::timeout(timeout, download)
+            .await
+            .unwrap_or(Err(Error::Timeout { after: timeout }))
+    }
+
+    /// The retry loop around single attempts.
+    async fn execute(&self, mut request: reqwest::Request) -> Result<Response> {
+        let policy = self.settings.retry;
+        let mut attempt = 1;
+        loop {
+            let spare = if policy.allows_retry_after_attempt(attempt) {
+                request.try_clone()
+            } else {
+                None
+            };
+            let err = match self.attempt(request).await {
+                Ok(response) => return Ok(response),
+                Err(err) => err,
+            };
+            let Some(next) = spare.filter(|_| err.is_retryable()) else {
+                return Err(err);
+            };
+            tokio::time::sleep(policy.delay(attempt, err.retry_after())).await;
+            request = next;
+            attempt += 1;
+        }
+    }
+
+    /// One attempt: up to the response headers, and the error body for a failure status.
+    async fn attempt(&self, request: reqwest::Request) -> Result<Response> {
+        let timeout = self.settings.response_timeout;
+        let response = match tokio::time::timeout(timeout, self.inner.execute(request)).await {
+            Err(_elapsed) => return Err(Error::Timeout { after: timeout }),
+            Ok(Err(err)) => return Err(Error::from_send(err, timeout)),
+            Ok(Ok(response)) => response,
+        };
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        Err(self.status_error(response).await)
+    }
+
+    async fn status_error(&self, response: Response) -> Error {
+        let status = response.status();
+        let headers = response.headers();
+        let request_id = REQUEST_ID_HEADERS
+            .iter()
+            .find_map(|name| headers.get(*name)?.to_str().ok())
+            .map(str::to_owned);
+        let retry_after = parse_retry_after(headers, SystemTime::now());
+        let should_retry = headers
+            .get("x-should-retry")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| match v.trim() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            });
+        let body = self
+            .body(response)
+            .collect_lossy(self.settings.max_error_body)
+            .await;
+        let body = String::from_utf8_lossy(&body).into_owned();
+        StatusError {
+            status,
+            body,
+            request_id,
+            retry_after,
+            should_retry,
+        }
+        .into()
+    }
+}

@@ -1,0 +1,265 @@
+//! The error type of the crate: data, not strings.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+
+/// A boxed error from the transport underneath (connection, TLS, protocol).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The result type of the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while talking HTTP.
+///
+/// Errors keep their data (status, body, request id, retry delay) in fields;
+/// [`Error::is_retryable`], [`Error::retry_after`] and [`Error::status`] read them.
+/// In a stream, an error item is always the last item.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server answered with a non-success status.
+    #[error("{0}")]
+    Status(Box<StatusError>),
+
+    /// The HTTP client could not be set up (TLS roots, invalid options).
+    #[error("cannot build the HTTP client: {source}")]
+    Build {
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The request could not be built or sent as given (bad URL, bad header, unsupported
+    /// scheme). Retrying does not help.
+    #[error("invalid request: {source}")]
+    InvalidRequest {
+        /// What was wrong.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The connection could not be made, or broke before the response headers arrived.
+    #[error("connection failed: {source}")]
+    Connect {
+        /// The transport error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// No response (headers, or a whole bounded download) arrived within the time allowed.
+    #[error("no response within {after:?}")]
+    Timeout {
+        /// The time that was allowed.
+        after: Duration,
+    },
+
+    /// A response body went silent: no chunk arrived within the idle timeout.
+    #[error("response body idle for {after:?}")]
+    IdleTimeout {
+        /// The idle timeout that elapsed.
+        after: Duration,
+    },
+
+    /// The response body ended before it was complete: the connection broke mid-body, or
+    /// (raised by a caller) the stream ended before the protocol's final event.
+    #[error("response body ended unexpectedly{}", source_suffix(source.as_ref()))]
+    UnexpectedEof {
+        /// The transport error, when the connection broke; `None` when the body ended
+        /// cleanly but too early.
+        #[source]
+        source: Option<BoxError>,
+    },
+
+    /// A body was larger than the limit the caller set.
+    #[error("response body larger than {limit} bytes")]
+    BodyTooLarge {
+        /// The limit in bytes.
+        limit: u64,
+    },
+
+    /// Bytes of a body could not be decoded (invalid UTF-8, invalid JSON, an over-long
+    /// line or event).
+    #[error("cannot decode response body: {kind}")]
+    Decode {
+        /// What could not be decoded.
+        kind: DecodeError,
+    },
+}
+
+/// A non-success HTTP status, with what the server said about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StatusError {
+    /// The status code.
+    pub status: StatusCode,
+    /// The response body, lossily decoded as UTF-8 and capped in length.
+    pub body: String,
+    /// The request id the server gave (`x-request-id`, `request-id`, ...), if any.
+    pub request_id: Option<String>,
+    /// The delay the server asked for in `Retry-After` (or `retry-after-ms`), if any.
+    pub retry_after: Option<Duration>,
+    /// The server's explicit `x-should-retry` verdict, if it sent one.
+    pub should_retry: Option<bool>,
+}
+
+/// What could not be decoded in a body.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// A line was not valid UTF-8.
+    #[error("invalid UTF-8 in line {line}")]
+    Utf8 {
+        /// The 1-based line number.
+        line: u64,
+    },
+    /// A body, or a line of it, was not valid JSON (or not of the expected shape).
+    #[error("invalid JSON{}: {source}", line_suffix(*line))]
+    Json {
+        /// The 1-based line number, for line-delimited bodies.
+        line: Option<u64>,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A line or an event grew past the limit.
+    #[error("line or event longer than {limit} bytes")]
+    TooLong {
+        /// The limit in bytes.
+        limit: usize,
+    },
+}
+
+fn line_suffix(line: Option<u64>) -> String {
+    line.map(|n| format!(" in line {n}")).unwrap_or_default()
+}
+
+fn source_suffix(source: Option<&BoxError>) -> String {
+    source.map(|e| format!(": {e}")).unwrap_or_default()
+}
+
+impl std::fmt::Display for StatusError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HTTP status {}", self.status)?;
+        if let Some(id) = &self.request_id {
+            write!(f, " (request id {id})")?;
+        }
+        if !self.body.is_empty() {
+            write!(f, ": {}", self.body)?;
+        }
+        Ok(())
+    }
+}
+
+impl StatusError {
+    /// Whether this status is worth retrying: the server's `x-should-retry` verdict if it
+    /// gave one, else 408, 409, 429 and 5xx except 501 and 505.
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        self.should_retry
+            .unwrap_or_else(|| is_retryable_status(self.status))
+    }
+}
+
+/// Whether a status is transient by its code alone: 408, 409, 429, and 5xx except 501
+/// (not implemented) and 505 (version not supported).
+#[must_use]
+pub fn is_retryable_status(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 409 | 429)
+        || (status.is_server_error() && !matches!(status.as_u16(), 501 | 505))
+}
+
+impl Error {
+    /// The error for a stream that ended cleanly before the protocol's final event.
+    ///
+    /// Providers return this when, for example, an OpenAI stream ends without `[DONE]`.
+    #[must_use]
+    pub fn unexpected_eof() -> Self {
+        Self::UnexpectedEof { source: None }
+    }
+
+    /// Whether the failure is transient, so that trying the same call again may succeed.
+    ///
+    /// The client itself retries only before a response body starts; a caller that sees
+    /// [`Error::IdleTimeout`] or [`Error::UnexpectedEof`] mid-stream must decide whether a
+    /// repeat is safe (what was already consumed would be produced again).
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Status(status) => status.is_retryable(),
+            Self::Connect { .. }
+            | Self::Timeout { .. }
+            | Self::IdleTimeout { .. }
+            | Self::UnexpectedEof { .. } => true,
+            Self::Build { .. }
+            | Self::InvalidRequest { .. }
+            | Self::BodyTooLarge { .. }
+            | Self::Decode { .. } => false,
+        }
+    }
+
+    /// The delay the server asked for before a retry, if it gave one.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Status(status) => status.retry_after,
+            _ => None,
+        }
+    }
+
+    /// The HTTP status, for [`Error::Status`].
+    #[must_use]
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Self::Status(status) => Some(status.status),
+            _ => None,
+        }
+    }
+
+    /// The request id the server gave, for [`Error::Status`].
+    #[must_use]
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            Self::Status(status) => status.request_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The (capped) response body, for [`Error::Status`].
+    #[must_use]
+    pub fn body(&self) -> Option<&str> {
+        match self {
+            Self::Status(status) => Some(status.body.as_str()),
+            _ => None,
+        }
+    }
+
+    /// Classifies a transport error that happened before the response headers arrived.
+    pub(crate) fn from_send(err: reqwest::Error, timeout: Duration) -> Self {
+        if err.is_builder() {
+            Self::InvalidRequest {
+                source: Box::new(err),
+            }
+        } else if err.is_timeout() {
+            Self::Timeout { after: timeout }
+        } else {
+            Self::Connect {
+                source: Box::new(err),
+            }
+        }
+    }
+
+    /// Classifies a transport error that happened while reading a body: no content
+    /// decoders are enabled, so any such error means the body was cut short.
+    pub(crate) fn from_body(err: reqwest::Error) -> Self {
+        Self::UnexpectedEof {
+            source: Some(Box::new(err)),
+        }
+    }
+}
+
+impl From<StatusError> for Error {
+    fn from(value: StatusError) -> Self {
+        Self::Status(Box::new(value))
+    }
+}

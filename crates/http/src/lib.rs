@@ -1,0 +1,65 @@
+//! The one place in Oxiscope that talks HTTP: building the client, timeouts, retries
+//! with backoff that honour `Retry-After`, and the framing of streamed responses
+//! (server-sent events, newline-delimited JSON).
+//!
+//! It owns transport concerns only. Provider wire formats (what the JSON in an event
+//! means, which event is final) belong to the providers built on it; it does not know
+//! any vendor.
+//!
+//! # Contract
+//!
+//! - A request is retried (per [`RetryPolicy`]) only before its response body starts:
+//!   connection failures, timeouts waiting for headers, and retryable statuses (408, 409,
+//!   429, 5xx), waiting for `Retry-After` when the server sends it.
+//! - Setup failures come back in the outer `Result`; a stream that stalls
+//!   ([`Error::IdleTimeout`]) or breaks ([`Error::UnexpectedEof`]) yields that error as its
+//!   last item. Nothing is retried or truncated silently. Protocols with a final event
+//!   wrap their stream in [`RequireFinal`].
+//! - Dropping a stream closes its connection.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> oxiscope_http::Result<()> {
+//! use futures_util::StreamExt;
+//! use oxiscope_http::{HttpClient, RequireFinal, SseEvent};
+//!
+//! let http = HttpClient::new()?;
+//! let request = http
+//!     .post("https://api.example.com/v1/chat/completions")
+//!     .bearer_auth("sk-...")
+//!     .header("content-type", "application/json")
+//!     .body(r#"{"model":"m","stream":true,"messages":[]}"#);
+//! let events = http.sse(request).await?;
+//! let mut events = RequireFinal::new(events, |event: &SseEvent| event.data == "[DONE]");
+//! while let Some(event) = events.next().await {
+//!     let event = event?;
+//!     // parse event.data ...
+//! #   let _ = event;
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod body;
+mod client;
+mod error;
+mod idle;
+mod lines;
+mod ndjson;
+mod require_final;
+mod retry;
+mod sse;
+
+pub use body::BodyStream;
+pub use client::{Download, HttpClient, HttpClientBuilder};
+pub use error::{BoxError, DecodeError, Error, Result, StatusError, is_retryable_status};
+pub use idle::IdleTimeout;
+pub use ndjson::{LineStream, NdjsonStream};
+pub use require_final::RequireFinal;
+pub use retry::{RetryPolicy, parse_retry_after};
+pub use sse::{DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseEvent, SseStream};
+
+/// The HTTP library underneath, for building requests (headers, bodies, URLs) without a
+/// direct dependency on it.
+pub use reqwest;

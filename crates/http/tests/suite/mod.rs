@@ -1,0 +1,30 @@
+mod download;
+mod ndjson;
+mod retry;
+mod send;
+mod sse;
+
+use std::future::Future;
+use std::time::Duration;
+
+use oxiscope_http::{HttpClient, RetryPolicy};
+
+/// A client whose retries wait a millisecond, so tests run fast.
+fn quick_client(max_attempts: u32) -> HttpClient {
+    HttpClient::builder()
+        .with_retry(
+            RetryPolicy::default()
+                .with_max_attempts(max_attempts)
+                .with_base_delay(Duration::from_millis(1))
+                .with_max_delay(Duration::from_millis(5)),
+        )
+        .build()
+        .unwrap()
+}
+
+/// Fails the test instead of hanging when `future` does not finish in a long time.
+async fn bounded<F: Future>(future: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(30), future)
+        .await
+        .expect("test hung")
+}

@@ -1,0 +1,27 @@
+//! Test helpers for Oxiscope crates. Not published.
+//!
+//! [`FakeServer`] is a real HTTP/1.1 server on `127.0.0.1` with an ephemeral port that
+//! answers with responses scripted in advance ([`ScriptedResponse`]), in order, and records
+//! every request ([`RecordedRequest`]) for assertions. Bodies can be whole or streamed in
+//! chunks with delays, and can be cut off before their end to imitate a broken
+//! connection. Fake model-provider servers are meant to be built on it.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! use oxiscope_test_support::{FakeServer, ScriptedResponse};
+//!
+//! let server = FakeServer::start().await?;
+//! server.push(ScriptedResponse::json(200, &serde_json::json!({"ok": true})));
+//! let url = server.url("/v1/thing");
+//! // ... point the code under test at `url`, then:
+//! assert!(server.requests().is_empty());
+//! # Ok(())
+//! # }
+//! ```
+
+mod fake_server;
+mod script;
+
+pub use fake_server::{FakeServer, RecordedRequest};
+pub use script::{BodyEnd, Chunk, ScriptedBody, ScriptedResponse};
