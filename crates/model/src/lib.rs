@@ -38,6 +38,7 @@
 //! ```
 
 mod card;
+mod chat;
 mod credential;
 mod error;
 mod model_class;
@@ -48,6 +49,11 @@ mod tag;
 pub use card::{
     AUDIO_PARAMETERS, CardSpec, ModelCard, ModelStatus, THINKING_OUTPUT_TYPE, THINKING_PARAMETERS,
     merge_parameter_schema,
+};
+pub use chat::{
+    ChatModel, ChatRequest, ChatResponse, ChatStream, ChatUsage, DeltaStream, DynChatModel,
+    FunctionSchema, ModelDelta, ModelError, ResponseAccumulator, ToolChoice, ToolChoiceMode,
+    ToolSchema, accumulate,
 };
 pub use credential::{
     AnthropicCredential, Credential, CredentialType, DashScopeCredential, DeepSeekCredential,

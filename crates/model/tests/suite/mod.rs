@@ -1,3 +1,4 @@
+mod chat_wire;
 mod credential_schemas;
 mod credentials;
 mod fixtures;
