@@ -52,8 +52,8 @@ pub use card::{
 };
 pub use chat::{
     ChatModel, ChatRequest, ChatResponse, ChatStream, ChatUsage, DeltaStream, DynChatModel,
-    FunctionSchema, ModelDelta, ModelError, ResponseAccumulator, ToolChoice, ToolChoiceMode,
-    ToolSchema, accumulate,
+    Formatter, FunctionSchema, ModelDelta, ModelError, ResponseAccumulator, ToolChoice,
+    ToolChoiceMode, ToolSchema, accumulate,
 };
 pub use credential::{
     AnthropicCredential, Credential, CredentialType, DashScopeCredential, DeepSeekCredential,

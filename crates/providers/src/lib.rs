@@ -1,0 +1,12 @@
+//! Model providers, one module per wire family, each behind a feature.
+//!
+//! Vendors that speak a family are configurations of it, not modules of
+//! their own: DeepSeek, Moonshot, xAI, Volcengine, DashScope's compatible
+//! mode and vLLM all use [`openai_chat`].
+
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
+#[cfg(feature = "ollama")]
+pub mod ollama;
+#[cfg(feature = "openai")]
+pub mod openai_chat;
