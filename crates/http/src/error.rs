@@ -235,12 +235,14 @@ impl Error {
     }
 
     /// Classifies a transport error that happened before the response headers arrived.
+    /// A connect timeout counts as a connection failure; `timeout` is the response
+    /// timeout, reported when the transport itself timed out waiting.
     pub(crate) fn from_send(err: reqwest::Error, timeout: Duration) -> Self {
         if err.is_builder() {
             Self::InvalidRequest {
                 source: Box::new(err),
             }
-        } else if err.is_timeout() {
+        } else if err.is_timeout() && !err.is_connect() {
             Self::Timeout { after: timeout }
         } else {
             Self::Connect {

@@ -124,6 +124,19 @@ impl ScriptedResponse {
         self
     }
 
+    /// Sets a streamed body made of `body` cut every `chunk_size` bytes (at least one),
+    /// ending cleanly. Handy for replaying a recorded fixture with awkward chunk
+    /// boundaries (inside a line, inside a UTF-8 character).
+    #[must_use]
+    pub fn with_body_in_chunks(self, body: impl Into<Bytes>, chunk_size: usize) -> Self {
+        let body: Bytes = body.into();
+        let size = chunk_size.max(1);
+        let chunks = (0..body.len())
+            .step_by(size)
+            .map(|at| body.slice(at..(at + size).min(body.len())));
+        self.with_chunks(chunks.collect::<Vec<_>>())
+    }
+
     /// Appends one chunk sent after `delay`, turning a whole body into a streamed one.
     #[must_use]
     pub fn with_chunk_after(mut self, delay: Duration, bytes: impl Into<Bytes>) -> Self {

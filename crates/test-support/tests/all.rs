@@ -118,3 +118,17 @@ async fn wait_for_requests_returns_once_they_arrived() {
     assert_eq!(server.request_count(), 1);
     assert_eq!(bounded(sender).await.unwrap().unwrap().as_u16(), 204);
 }
+
+#[tokio::test]
+async fn body_in_chunks_is_reassembled_by_the_client() {
+    let server = FakeServer::start().await.unwrap();
+    let body = "data: h\u{e9}llo\n\n".repeat(3);
+    server.push(ScriptedResponse::new(200).with_body_in_chunks(body.clone(), 3));
+    server.push(ScriptedResponse::new(200).with_body_in_chunks("", 0));
+
+    let first = bounded(client().get(server.url("/")).send()).await.unwrap();
+    let second = bounded(client().get(server.url("/")).send()).await.unwrap();
+
+    assert_eq!(bounded(first.text()).await.unwrap(), body);
+    assert_eq!(bounded(second.text()).await.unwrap(), "");
+}

@@ -4,6 +4,20 @@ mod retry;
 mod send;
 mod sse;
 
+/// Streams and the client can move to other tasks, as providers need.
+#[test]
+fn client_and_streams_are_send_and_static() {
+    fn assert_send<T: Send + 'static>() {}
+    fn assert_sync<T: Sync>() {}
+    assert_send::<oxiscope_http::HttpClient>();
+    assert_sync::<oxiscope_http::HttpClient>();
+    assert_send::<oxiscope_http::SseStream<oxiscope_http::BodyStream>>();
+    assert_send::<oxiscope_http::NdjsonStream<oxiscope_http::BodyStream>>();
+    assert_send::<oxiscope_http::LineStream<oxiscope_http::BodyStream>>();
+    assert_send::<oxiscope_http::Error>();
+    assert_sync::<oxiscope_http::Error>();
+}
+
 use std::future::Future;
 use std::time::Duration;
 
