@@ -202,6 +202,20 @@ impl HttpClient {
         Self::builder().build()
     }
 
+    /// The same client (sharing its connection pool) with another retry policy, for
+    /// calls configured with their own retry count.
+    #[must_use]
+    pub fn with_retry_policy(&self, retry: RetryPolicy) -> Self {
+        let settings = Settings {
+            retry,
+            ..(*self.settings).clone()
+        };
+        Self {
+            inner: self.inner.clone(),
+            settings: Arc::new(settings),
+        }
+    }
+
     /// The retry policy in force.
     #[must_use]
     pub fn retry_policy(&self) -> RetryPolicy {

@@ -130,6 +130,9 @@ pub enum DecodeError {
     },
 }
 
+/// How much of an error body the error message shows.
+const DISPLAY_BODY_CHARS: usize = 1000;
+
 fn line_suffix(line: Option<u64>) -> String {
     line.map(|n| format!(" in line {n}")).unwrap_or_default()
 }
@@ -145,7 +148,11 @@ impl std::fmt::Display for StatusError {
             write!(f, " (request id {id})")?;
         }
         if !self.body.is_empty() {
-            write!(f, ": {}", self.body)?;
+            // The whole body stays in the field; messages show its start.
+            match self.body.char_indices().nth(DISPLAY_BODY_CHARS) {
+                Some((cut, _)) => write!(f, ": {}...", &self.body[..cut])?,
+                None => write!(f, ": {}", self.body)?,
+            }
         }
         Ok(())
     }
@@ -263,5 +270,89 @@ impl Error {
 impl From<StatusError> for Error {
     fn from(value: StatusError) -> Self {
         Self::Status(Box::new(value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status_error(status: u16, body: &str) -> StatusError {
+        StatusError {
+            status: StatusCode::from_u16(status).unwrap(),
+            body: body.to_owned(),
+            request_id: Some("req_1".to_owned()),
+            retry_after: None,
+            should_retry: None,
+        }
+    }
+
+    #[test]
+    fn message_names_status_request_id_and_body_start() {
+        let err = Error::from(status_error(429, "slow down"));
+        assert_eq!(
+            err.to_string(),
+            "HTTP status 429 Too Many Requests (request id req_1): slow down"
+        );
+        let long = Error::from(status_error(500, &"é".repeat(5000)));
+        let shown = long.to_string();
+        assert!(shown.ends_with("..."));
+        assert_eq!(
+            shown.chars().filter(|c| *c == 'é').count(),
+            DISPLAY_BODY_CHARS
+        );
+    }
+
+    #[test]
+    fn retryable_statuses() {
+        let retryable: Vec<u16> = (100..600)
+            .filter(|code| StatusCode::from_u16(*code).is_ok_and(is_retryable_status))
+            .filter(|code| !(500..600).contains(code))
+            .collect();
+        assert_eq!(retryable, [408, 409, 429]);
+        for code in [500, 502, 503, 504, 529] {
+            assert!(
+                is_retryable_status(StatusCode::from_u16(code).unwrap()),
+                "{code}"
+            );
+        }
+        for code in [400, 401, 403, 404, 413, 422, 501, 505] {
+            assert!(
+                !is_retryable_status(StatusCode::from_u16(code).unwrap()),
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn should_retry_verdict_wins() {
+        let mut status = status_error(503, "");
+        status.should_retry = Some(false);
+        assert!(!Error::from(status.clone()).is_retryable());
+        status.status = StatusCode::BAD_REQUEST;
+        status.should_retry = Some(true);
+        assert!(Error::from(status).is_retryable());
+    }
+
+    #[test]
+    fn accessors_are_empty_for_other_variants() {
+        let err = Error::IdleTimeout {
+            after: Duration::from_secs(1),
+        };
+        assert_eq!(
+            (
+                err.status(),
+                err.request_id(),
+                err.body(),
+                err.retry_after()
+            ),
+            (None, None, None, None)
+        );
+        assert!(err.is_retryable());
+        assert!(!Error::BodyTooLarge { limit: 1 }.is_retryable());
+        assert_eq!(
+            Error::unexpected_eof().to_string(),
+            "response body ended unexpectedly"
+        );
     }
 }

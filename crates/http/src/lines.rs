@@ -112,7 +112,7 @@ mod tests {
     use super::*;
 
     fn split(chunks: &[&[u8]]) -> Vec<String> {
-        let mut splitter = LineSplitter::new(1024);
+        let mut splitter = LineSplitter::new(1 << 20);
         let mut lines = Vec::new();
         for chunk in chunks {
             splitter
@@ -151,6 +151,31 @@ mod tests {
             split(&[b"\xEF\xBB", b"\xBFx\n\xEF\xBB\xBFy"]),
             ["x", "\u{feff}y"]
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_split_gives_the_same_lines(
+            input in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::any::<u8>(),
+                    proptest::strategy::Just(b'\n'),
+                    proptest::strategy::Just(b'\r'),
+                ],
+                0..200,
+            ),
+            cut_points in proptest::collection::vec(0usize..201, 0..10),
+        ) {
+            let mut cuts: Vec<usize> = cut_points.into_iter().map(|c| c.min(input.len())).collect();
+            cuts.sort_unstable();
+            let mut chunks: Vec<&[u8]> = Vec::new();
+            let mut start = 0;
+            for cut in cuts.into_iter().chain([input.len()]) {
+                chunks.push(&input[start..cut]);
+                start = cut;
+            }
+            proptest::prop_assert_eq!(split(&chunks), split(&[&input]));
+        }
     }
 
     #[test]

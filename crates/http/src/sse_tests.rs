@@ -209,3 +209,26 @@ proptest! {
         prop_assert_eq!(&decode_split(input.as_bytes(), &cuts), &expected);
     }
 }
+
+proptest! {
+    /// Bad input never panics, and however it is split the result is the same.
+    #[test]
+    fn arbitrary_bytes_decode_the_same_however_split(
+        input in proptest::collection::vec(
+            prop_oneof![
+                4 => any::<u8>(),
+                2 => Just(b'\n'),
+                2 => Just(b'\r'),
+                2 => Just(b':'),
+                1 => Just(b' '),
+            ],
+            0..300,
+        ),
+        prefix in prop_oneof![Just(&b""[..]), Just(&b"data"[..]), Just(&b"\xEF\xBB\xBF"[..])],
+        cuts in proptest::collection::vec(any::<usize>(), 0..20),
+    ) {
+        let mut bytes = prefix.to_vec();
+        bytes.extend_from_slice(&input);
+        prop_assert_eq!(&decode_split(&bytes, &cuts), &decode_split(&bytes, &[]));
+    }
+}

@@ -219,3 +219,19 @@ async fn invalid_url_is_an_invalid_request_not_retried() {
     assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
     assert!(!err.is_retryable());
 }
+
+#[tokio::test]
+async fn per_call_retry_policy_overrides_the_clients() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(ScriptedResponse::new(503));
+    server.push(ScriptedResponse::new(200));
+    let http = quick_client(4).with_retry_policy(RetryPolicy::none());
+
+    let err = bounded(http.send(http.get(server.url("/"))))
+        .await
+        .unwrap_err();
+
+    assert_eq!(err.status().map(|s| s.as_u16()), Some(503));
+    assert_eq!(http.retry_policy().max_attempts, 1);
+    assert_eq!(server.request_count(), 1);
+}
