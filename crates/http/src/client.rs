@@ -4,11 +4,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use reqwest::header::{self, HeaderMap, HeaderValue};
+use reqwest::header::{self, HeaderValue};
 use reqwest::{IntoUrl, Method, RequestBuilder, Response, Url};
 use serde::de::DeserializeOwned;
 
 use crate::body::BodyStream;
+use crate::builder::{HttpClientBuilder, Settings};
 use crate::error::{DecodeError, Error, Result, StatusError};
 use crate::ndjson::{LineStream, NdjsonStream};
 use crate::retry::{RetryPolicy, parse_retry_after};
@@ -52,25 +53,6 @@ pub struct HttpClient {
     settings: Arc<Settings>,
 }
 
-/// What the client needs besides the reqwest client.
-#[derive(Debug, Clone)]
-struct Settings {
-    retry: RetryPolicy,
-    response_timeout: Duration,
-    idle_timeout: Duration,
-    max_error_body: usize,
-    max_body: u64,
-}
-
-/// Options for an [`HttpClient`]; start from [`HttpClient::builder`].
-#[derive(Debug, Clone)]
-pub struct HttpClientBuilder {
-    connect_timeout: Duration,
-    user_agent: String,
-    default_headers: HeaderMap,
-    settings: Settings,
-}
-
 /// A body fetched with [`HttpClient::get_bytes`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -83,110 +65,11 @@ pub struct Download {
     pub url: Url,
 }
 
-impl Default for HttpClientBuilder {
-    fn default() -> Self {
-        Self {
-            connect_timeout: Duration::from_secs(10),
-            user_agent: concat!("oxiscope/", env!("CARGO_PKG_VERSION")).to_owned(),
-            default_headers: HeaderMap::new(),
-            settings: Settings {
-                retry: RetryPolicy::default(),
-                response_timeout: Duration::from_secs(600),
-                idle_timeout: Duration::from_secs(300),
-                max_error_body: 64 * 1024,
-                max_body: 64 * 1024 * 1024,
-            },
-        }
-    }
-}
-
-impl HttpClientBuilder {
-    /// Time allowed to open a connection (TCP and TLS). Default 10 s.
-    #[must_use]
-    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
-        self
-    }
-
-    /// Time allowed from sending a request to its response headers, per attempt. Default
-    /// 600 s, since a non-streaming model call sends its headers only when done.
-    #[must_use]
-    pub fn with_response_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.response_timeout = timeout;
-        self
-    }
-
-    /// Longest silence between two chunks of a response body. Default 300 s.
-    #[must_use]
-    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.idle_timeout = timeout;
-        self
-    }
-
-    /// The retry policy. Default [`RetryPolicy::default`].
-    #[must_use]
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.settings.retry = retry;
-        self
-    }
-
-    /// How much of an error response's body [`Error::Status`] keeps. Default 64 KiB.
-    #[must_use]
-    pub fn with_max_error_body(mut self, bytes: usize) -> Self {
-        self.settings.max_error_body = bytes;
-        self
-    }
-
-    /// Largest body [`HttpClient::send_json`] reads. Default 64 MiB.
-    #[must_use]
-    pub fn with_max_body(mut self, bytes: u64) -> Self {
-        self.settings.max_body = bytes;
-        self
-    }
-
-    /// The `User-Agent` header. Default `oxiscope/<version>`.
-    #[must_use]
-    pub fn with_user_agent(mut self, user_agent: impl Into<String>) -> Self {
-        self.user_agent = user_agent.into();
-        self
-    }
-
-    /// Headers sent with every request (a request's own headers win).
-    #[must_use]
-    pub fn with_default_headers(mut self, headers: HeaderMap) -> Self {
-        self.default_headers = headers;
-        self
-    }
-
-    /// Builds the client.
-    ///
-    /// TLS uses rustls with the process's default crypto provider; if the process has
-    /// none, *ring*'s is installed as the default.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Build`] when TLS cannot be set up or an option is invalid.
-    pub fn build(self) -> Result<HttpClient> {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Losing a race to another installer is fine: a provider is then installed.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-        let inner = reqwest::Client::builder()
-            .connect_timeout(self.connect_timeout)
-            .user_agent(self.user_agent)
-            .default_headers(self.default_headers)
-            .build()
-            .map_err(|source| Error::Build {
-                source: Box::new(source),
-            })?;
-        Ok(HttpClient {
-            inner,
-            settings: Arc::new(self.settings),
-        })
-    }
-}
-
 impl HttpClient {
+    pub(crate) fn from_parts(inner: reqwest::Client, settings: Arc<Settings>) -> Self {
+        Self { inner, settings }
+    }
+
     /// Options for a client.
     #[must_use]
     pub fn builder() -> HttpClientBuilder {

@@ -42,6 +42,7 @@
 //! ```
 
 mod body;
+mod builder;
 mod client;
 mod error;
 mod idle;
@@ -52,7 +53,8 @@ mod retry;
 mod sse;
 
 pub use body::BodyStream;
-pub use client::{Download, HttpClient, HttpClientBuilder};
+pub use builder::HttpClientBuilder;
+pub use client::{Download, HttpClient};
 pub use error::{BoxError, DecodeError, Error, Result, StatusError, is_retryable_status};
 pub use idle::IdleTimeout;
 pub use ndjson::{LineStream, NdjsonStream};
