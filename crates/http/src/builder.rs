@@ -127,3 +127,15 @@ impl HttpClientBuilder {
         Ok(HttpClient::from_parts(inner, Arc::new(self.settings)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn building_installs_a_crypto_provider_when_none_is_set() {
+        let client = HttpClientBuilder::default().build();
+        assert!(client.is_ok(), "{client:?}");
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
+    }
+}

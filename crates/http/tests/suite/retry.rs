@@ -235,3 +235,17 @@ async fn per_call_retry_policy_overrides_the_clients() {
     assert_eq!(http.retry_policy().max_attempts, 1);
     assert_eq!(server.request_count(), 1);
 }
+
+#[tokio::test]
+async fn tls_to_a_plain_http_server_fails_as_a_connect_error() {
+    // Exercises the rustls stack (ring provider, platform verifier) without any network:
+    // the handshake meets a plain-HTTP server and fails.
+    let server = FakeServer::start().await.unwrap();
+    let http = quick_client(1);
+
+    let err = bounded(http.send(http.get(format!("https://{}/", server.addr()))))
+        .await
+        .unwrap_err();
+
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+}
