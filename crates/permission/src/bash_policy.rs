@@ -1,6 +1,7 @@
 //! The permission behaviour of the Bash tool.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use oxiscope_message::{PermissionBehavior, PermissionRule};
 use serde_json::Value;
@@ -26,10 +27,32 @@ use crate::shell::{
 ///   for file-system commands whose every target is inside a working
 ///   directory in `accept_edits` / `dont_ask`; otherwise passthrough;
 /// - rules: see [`BashPattern`], matched per sub-command.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct BashPolicy {
     env: PathEnv,
     dangerous: DangerousPaths,
+    /// The last few analyses: one decision asks several questions about
+    /// the same command.
+    cache: Mutex<Vec<CacheEntry>>,
+}
+
+#[derive(Debug)]
+struct CacheEntry {
+    command: String,
+    roots: Vec<PathBuf>,
+    analysis: Arc<Analysis>,
+}
+
+const CACHE_ENTRIES: usize = 4;
+
+impl Clone for BashPolicy {
+    fn clone(&self) -> Self {
+        Self {
+            env: self.env.clone(),
+            dangerous: self.dangerous.clone(),
+            cache: Mutex::new(Vec::new()),
+        }
+    }
 }
 
 impl BashPolicy {
@@ -39,6 +62,7 @@ impl BashPolicy {
         Self {
             env,
             dangerous: DangerousPaths::default(),
+            cache: Mutex::new(Vec::new()),
         }
     }
 
@@ -58,8 +82,27 @@ impl BashPolicy {
 
     /// Analyses a command with this policy's environment.
     #[must_use]
-    pub fn analyze(&self, command: &str, context: Option<&PermissionContext>) -> Analysis {
-        analyze(command, &self.env, &self.dangerous, &self.roots(context))
+    pub fn analyze(&self, command: &str, context: Option<&PermissionContext>) -> Arc<Analysis> {
+        let roots = self.roots(context);
+        if let Ok(cache) = self.cache.lock()
+            && let Some(hit) = cache
+                .iter()
+                .find(|e| e.command == command && e.roots == roots)
+        {
+            return Arc::clone(&hit.analysis);
+        }
+        let analysis = Arc::new(analyze(command, &self.env, &self.dangerous, &roots));
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= CACHE_ENTRIES {
+                cache.remove(0);
+            }
+            cache.push(CacheEntry {
+                command: command.to_owned(),
+                roots,
+                analysis: Arc::clone(&analysis),
+            });
+        }
+        analysis
     }
 }
 

@@ -1,5 +1,6 @@
 //! Path resolution and the dangerous-path lists.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// Where relative paths and `~` point: the process's current directory and
@@ -114,30 +115,62 @@ pub fn normalise(path: &Path) -> PathBuf {
     }
 }
 
-/// Follows symbolic links in the longest existing prefix of an absolute,
-/// normalised path.
+/// Follows symbolic links along an absolute, normalised path, walking it
+/// from the root; the first component that does not exist ends the walk (no
+/// link can hide below it). Gives up after 40 links (a loop) and returns
+/// the lexical path.
 fn follow_links(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return normalise(&out);
+    let mut pending: Vec<OsString> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+        .collect();
+    let mut out = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            out.pop();
+            continue;
         }
-        match (
-            existing.file_name().map(ToOwned::to_owned),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
+        let candidate = out.join(&name);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                hops += 1;
+                let Ok(target) = std::fs::read_link(&candidate) else {
+                    return path.to_path_buf();
+                };
+                if hops > 40 {
+                    return path.to_path_buf();
+                }
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for component in target.components().rev() {
+                    match component {
+                        Component::Normal(n) => pending.push(n.to_os_string()),
+                        Component::ParentDir => pending.push(OsString::from("..")),
+                        _ => {}
+                    }
+                }
             }
-            _ => return path.to_path_buf(),
+            Ok(_) => out = candidate,
+            Err(_) => {
+                out = candidate;
+                while let Some(rest) = pending.pop() {
+                    if rest == ".." {
+                        out.pop();
+                    } else {
+                        out.push(rest);
+                    }
+                }
+            }
         }
     }
+    out
 }
 
 /// Whether `path` is one of `roots` or inside one.
