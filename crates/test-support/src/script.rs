@@ -92,6 +92,35 @@ impl ScriptedResponse {
             .with_chunks(chunks)
     }
 
+    /// Frames one server-sent event: an optional `event:` line, one `data:` line per line
+    /// of `data`, and the blank line that ends it.
+    ///
+    /// ```
+    /// use oxiscope_test_support::ScriptedResponse;
+    ///
+    /// assert_eq!(ScriptedResponse::sse_frame(None, "[DONE]"), "data: [DONE]\n\n");
+    /// assert_eq!(
+    ///     ScriptedResponse::sse_frame(Some("ping"), "a\nb"),
+    ///     "event: ping\ndata: a\ndata: b\n\n"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn sse_frame(event: Option<&str>, data: &str) -> String {
+        let mut frame = String::with_capacity(data.len() + 16);
+        if let Some(event) = event {
+            frame.push_str("event: ");
+            frame.push_str(event);
+            frame.push('\n');
+        }
+        for line in data.split('\n') {
+            frame.push_str("data: ");
+            frame.push_str(line);
+            frame.push('\n');
+        }
+        frame.push('\n');
+        frame
+    }
+
     /// Adds a header.
     #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
