@@ -159,6 +159,33 @@ impl std::fmt::Display for StatusError {
 }
 
 impl StatusError {
+    /// A status error with a body and nothing else; for tests and for callers that map
+    /// an error reported in a successful response.
+    #[must_use]
+    pub fn new(status: StatusCode, body: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: body.into(),
+            request_id: None,
+            retry_after: None,
+            should_retry: None,
+        }
+    }
+
+    /// Sets the request id.
+    #[must_use]
+    pub fn with_request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
+
+    /// Sets the delay the server asked for.
+    #[must_use]
+    pub fn with_retry_after(mut self, retry_after: Duration) -> Self {
+        self.retry_after = Some(retry_after);
+        self
+    }
+
     /// Whether this status is worth retrying: the server's `x-should-retry` verdict if it
     /// gave one, else 408, 409, 429 and 5xx except 501 and 505.
     #[must_use]
@@ -278,13 +305,7 @@ mod tests {
     use super::*;
 
     fn status_error(status: u16, body: &str) -> StatusError {
-        StatusError {
-            status: StatusCode::from_u16(status).unwrap(),
-            body: body.to_owned(),
-            request_id: Some("req_1".to_owned()),
-            retry_after: None,
-            should_retry: None,
-        }
+        StatusError::new(StatusCode::from_u16(status).unwrap(), body).with_request_id("req_1")
     }
 
     #[test]
@@ -322,6 +343,13 @@ mod tests {
                 "{code}"
             );
         }
+    }
+
+    #[test]
+    fn retry_after_is_read_through_the_error() {
+        let err = Error::from(status_error(429, "").with_retry_after(Duration::from_secs(2)));
+        assert_eq!(err.retry_after(), Some(Duration::from_secs(2)));
+        assert_eq!(err.status(), Some(StatusCode::TOO_MANY_REQUESTS));
     }
 
     #[test]
