@@ -32,7 +32,7 @@ pub fn decide(
     if let Some(rule) = first_match(policy, PermissionBehavior::Ask, input, context) {
         let ask = PermissionDecision::ask(format!("Permission required for {tool}"))
             .with_reason(format!("Rule: {}", format_rule(rule)))
-            .with_suggestions(policy.generate_suggestions(input, context));
+            .with_suggestions(new_suggestions(policy, input, context));
         return settle_ask(ask, tool, mode);
     }
 
@@ -87,7 +87,7 @@ pub fn decide(
                 Some(ask) => with_default_suggestions(ask, policy, input, context),
                 None => PermissionDecision::ask(format!("Permission required for {tool}"))
                     .with_reason(format!("Mode: {mode}"))
-                    .with_suggestions(policy.generate_suggestions(input, context)),
+                    .with_suggestions(new_suggestions(policy, input, context)),
             };
             settle_ask(ask, tool, mode)
         }
@@ -119,9 +119,27 @@ fn with_default_suggestions(
     context: &PermissionContext,
 ) -> PermissionDecision {
     if ask.suggested_rules.is_none() {
-        ask.suggested_rules = Some(policy.generate_suggestions(input, context));
+        ask.suggested_rules = Some(new_suggestions(policy, input, context));
     }
     ask
+}
+
+/// The tool's suggestions minus the allow rules the context already has.
+fn new_suggestions(
+    policy: &dyn ToolPolicy,
+    input: &Value,
+    context: &PermissionContext,
+) -> Vec<PermissionRule> {
+    let existing = context.rules_for(PermissionBehavior::Allow, policy.tool_name());
+    policy
+        .generate_suggestions(input, context)
+        .into_iter()
+        .filter(|s| {
+            !existing
+                .iter()
+                .any(|r| r.tool_name == s.tool_name && r.rule_content == s.rule_content)
+        })
+        .collect()
 }
 
 /// Turns an ask into a denial when no user is there to answer (dont_ask).

@@ -1,0 +1,7 @@
+//! Oxiscope, an agent framework wire-compatible with AgentScope 2.0.
+//!
+//! This facade re-exports the workspace crates under short names; the
+//! `oxiscope` binary built from the same package offers the command line.
+
+pub use oxiscope_message as message;
+pub use oxiscope_permission as permission;

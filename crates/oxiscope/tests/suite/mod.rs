@@ -1,0 +1,1 @@
+mod permission_check;
