@@ -225,6 +225,27 @@ impl Msg {
         })
     }
 
+    /// A message of one text block. Every role may hold text, so this
+    /// cannot fail.
+    pub fn from_text(name: impl Into<String>, role: Role, text: impl Into<String>) -> Self {
+        let stamper = &stamp::SystemStamper;
+        let created_at = stamper.now();
+        let finished_at = (role != Role::Assistant).then(|| created_at.clone());
+        Self {
+            name: name.into(),
+            content: vec![ContentBlock::Text(TextBlock::stamped(text, stamper))],
+            role,
+            id: stamper.new_id(),
+            metadata: Map::new(),
+            created_at,
+            usage: None,
+            finished_at,
+            finished_reason: None,
+            structured_output: None,
+            error: None,
+        }
+    }
+
     /// A user message (text and data blocks).
     ///
     /// # Errors
