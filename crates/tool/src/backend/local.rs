@@ -1,0 +1,162 @@
+//! The backend on this machine.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepOutput,
+    GrepRequest, process, search,
+};
+
+/// The local file system and processes.
+///
+/// By default every path is reachable (the permission engine decides what
+/// a call may touch); [`with_roots`](Self::with_roots) confines file access
+/// to some directories.
+#[derive(Debug, Clone, Default)]
+pub struct LocalBackend {
+    roots: Option<Vec<PathBuf>>,
+}
+
+impl LocalBackend {
+    /// A backend that can reach every path.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Confines file access to paths inside `roots` (after resolving `..`).
+    #[must_use]
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.roots = Some(
+            roots
+                .into_iter()
+                .map(|r| oxiscope_permission::normalise(&r))
+                .collect(),
+        );
+        self
+    }
+
+    fn check(&self, path: &Path) -> io::Result<()> {
+        let Some(roots) = &self.roots else {
+            return Ok(());
+        };
+        let normal = oxiscope_permission::normalise(path);
+        if oxiscope_permission::is_within(&normal, roots) {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is outside the directories this tool may access",
+                    path.display()
+                ),
+            ))
+        }
+    }
+}
+
+pub(crate) fn mtime_of(meta: &std::fs::Metadata) -> f64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+impl ExecBackend for LocalBackend {
+    fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileMeta>> {
+        async move {
+            self.check(path)?;
+            let meta = tokio::fs::metadata(path).await?;
+            Ok(FileMeta {
+                len: meta.len(),
+                modified: mtime_of(&meta),
+                is_dir: meta.is_dir(),
+            })
+        }
+        .boxed()
+    }
+
+    fn read<'a>(&'a self, path: &'a Path, max_bytes: u64) -> BoxFuture<'a, io::Result<Vec<u8>>> {
+        async move {
+            self.check(path)?;
+            let meta = tokio::fs::metadata(path).await?;
+            if meta.is_dir() {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    format!("{} is a directory", path.display()),
+                ));
+            }
+            if meta.len() > max_bytes {
+                return Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    format!(
+                        "{} is {} bytes, more than the limit of {max_bytes} bytes",
+                        path.display(),
+                        meta.len()
+                    ),
+                ));
+            }
+            let data = tokio::fs::read(path).await?;
+            if data.len() as u64 > max_bytes {
+                return Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    format!(
+                        "{} grew beyond {max_bytes} bytes while reading",
+                        path.display()
+                    ),
+                ));
+            }
+            Ok(data)
+        }
+        .boxed()
+    }
+
+    fn write<'a>(&'a self, path: &'a Path, data: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
+        async move {
+            self.check(path)?;
+            if let Some(parent) = path.parent() {
+                tokio::fs::create_dir_all(parent).await?;
+            }
+            tokio::fs::write(path, data).await
+        }
+        .boxed()
+    }
+
+    fn exec(
+        &self,
+        request: ExecRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, io::Result<ExecOutput>> {
+        process::run(request, cancel).boxed()
+    }
+
+    fn glob(&self, request: GlobRequest) -> BoxFuture<'_, io::Result<Vec<GlobMatch>>> {
+        async move {
+            self.check(&request.root)?;
+            blocking(move || search::glob(&request)).await
+        }
+        .boxed()
+    }
+
+    fn grep(&self, request: GrepRequest) -> BoxFuture<'_, io::Result<GrepOutput>> {
+        async move {
+            self.check(&request.root)?;
+            blocking(move || search::grep(&request)).await
+        }
+        .boxed()
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| io::Error::other(format!("search task failed: {e}")))?
+}

@@ -1,0 +1,328 @@
+//! File-name and content search on ripgrep's crates (`ignore`, `globset`,
+//! `grep-searcher`, `grep-regex`), in-process.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use globset::GlobBuilder;
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use ignore::{WalkBuilder, WalkState};
+
+use super::local::mtime_of;
+use super::{GlobMatch, GlobRequest, GrepMode, GrepOutput, GrepRequest};
+
+/// Longest content line reported, in characters.
+const MAX_LINE_CHARS: usize = 2_000;
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+/// Splits an absolute pattern into the directory before its first glob
+/// component and the rest.
+fn split_absolute(pattern: &str) -> (PathBuf, String) {
+    let mut base = PathBuf::new();
+    let mut rest = Vec::new();
+    for component in Path::new(pattern).components() {
+        let text = component.as_os_str().to_string_lossy();
+        let magic = text.contains(['*', '?', '[', '{']);
+        if rest.is_empty() && !magic {
+            base.push(component);
+        } else if !matches!(component, Component::RootDir) {
+            rest.push(text.into_owned());
+        }
+    }
+    (base, rest.join("/"))
+}
+
+fn walker(root: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder.require_git(false).follow_links(false);
+    builder
+}
+
+pub(super) fn glob(request: &GlobRequest) -> io::Result<Vec<GlobMatch>> {
+    let (root, pattern) = if Path::new(&request.pattern).is_absolute() {
+        split_absolute(&request.pattern)
+    } else {
+        (
+            request.root.clone(),
+            request.pattern.trim_start_matches("./").to_owned(),
+        )
+    };
+    let matcher = GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| invalid(format!("invalid glob pattern `{}`: {e}", request.pattern)))?
+        .compile_matcher();
+    if !root.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} is not a directory", root.display()),
+        ));
+    }
+    let found = Mutex::new(Vec::new());
+    walker(&root).build_parallel().run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
+                if matcher.is_match(rel) {
+                    let modified = entry.metadata().map_or(0.0, |m| mtime_of(&m));
+                    if let Ok(mut found) = found.lock() {
+                        found.push(GlobMatch {
+                            path: entry.path().to_path_buf(),
+                            modified,
+                        });
+                    }
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    found.sort_by(|a, b| {
+        b.modified
+            .total_cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    Ok(found)
+}
+
+struct FileHits {
+    path: String,
+    entries: Vec<String>,
+    count: u64,
+}
+
+pub(super) fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
+    let mut matcher = RegexMatcherBuilder::new();
+    matcher
+        .case_insensitive(request.case_insensitive)
+        .multi_line(true);
+    if request.multiline {
+        matcher.dot_matches_new_line(true);
+    } else {
+        matcher.line_terminator(Some(b'\n'));
+    }
+    let matcher = matcher
+        .build(&request.pattern)
+        .map_err(|e| invalid(format!("invalid regex `{}`: {e}", request.pattern)))?;
+
+    if !request.root.exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} does not exist", request.root.display()),
+        ));
+    }
+    let mut walk = walker(&request.root);
+    if let Some(glob) = &request.glob {
+        let mut overrides = OverrideBuilder::new(&request.root);
+        for part in split_glob_list(glob) {
+            overrides
+                .add(&part)
+                .map_err(|e| invalid(format!("invalid glob `{glob}`: {e}")))?;
+        }
+        walk.overrides(
+            overrides
+                .build()
+                .map_err(|e| invalid(format!("invalid glob `{glob}`: {e}")))?,
+        );
+    }
+    if let Some(kind) = &request.file_type {
+        let mut types = TypesBuilder::new();
+        types.add_defaults();
+        types.select(kind);
+        walk.types(
+            types
+                .build()
+                .map_err(|e| invalid(format!("unknown file type `{kind}`: {e}")))?,
+        );
+    }
+
+    // Enough to fill the requested page even after sorting; beyond it the walk stops.
+    let budget = request.max_entries.saturating_mul(4).max(10_000);
+    let produced = AtomicUsize::new(0);
+    let hits = Mutex::new(Vec::<FileHits>::new());
+    let stopped = AtomicUsize::new(0);
+    walk.build_parallel().run(|| {
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .before_context(if request.mode == GrepMode::Content {
+                request.before
+            } else {
+                0
+            })
+            .after_context(if request.mode == GrepMode::Content {
+                request.after
+            } else {
+                0
+            })
+            .binary_detection(BinaryDetection::quit(0))
+            .multi_line(request.multiline)
+            .build();
+        let matcher = matcher.clone();
+        let (hits, produced, stopped) = (&hits, &produced, &stopped);
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let path = entry.path().to_string_lossy().into_owned();
+            let mut sink = Collect {
+                path: &path,
+                mode: request.mode,
+                line_numbers: request.line_numbers,
+                entries: Vec::new(),
+                count: 0,
+                limit: budget,
+            };
+            if searcher
+                .search_path(&matcher, entry.path(), &mut sink)
+                .is_err()
+                || sink.count == 0
+            {
+                return WalkState::Continue;
+            }
+            let added = match request.mode {
+                GrepMode::Content => sink.entries.len(),
+                _ => 1,
+            };
+            let (entries, count) = (sink.entries, sink.count);
+            let hit = FileHits {
+                path,
+                entries,
+                count,
+            };
+            if let Ok(mut hits) = hits.lock() {
+                hits.push(hit);
+            }
+            if produced.fetch_add(added, Ordering::Relaxed) + added >= budget {
+                stopped.store(1, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            WalkState::Continue
+        })
+    });
+    let mut hits = hits
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    hits.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut out = GrepOutput {
+        files: hits.len(),
+        matches: hits.iter().map(|h| h.count).sum(),
+        truncated: stopped.load(Ordering::Relaxed) == 1,
+        entries: Vec::new(),
+    };
+    for hit in hits {
+        let lines = match request.mode {
+            GrepMode::Content => hit.entries,
+            GrepMode::FilesWithMatches => vec![hit.path],
+            GrepMode::Count => vec![format!("{}:{}", hit.path, hit.count)],
+        };
+        for line in lines {
+            if out.entries.len() >= request.max_entries {
+                out.truncated = true;
+                return Ok(out);
+            }
+            out.entries.push(line);
+        }
+    }
+    Ok(out)
+}
+
+/// `a,b` and `{a,b}` style lists: split on top-level commas and spaces.
+fn split_glob_list(glob: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in glob.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if (c == ',' || c.is_whitespace()) && depth == 0 {
+            if !current.is_empty() {
+                parts.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
+}
+
+struct Collect<'a> {
+    path: &'a str,
+    mode: GrepMode,
+    line_numbers: bool,
+    entries: Vec<String>,
+    count: u64,
+    limit: usize,
+}
+
+impl Collect<'_> {
+    fn push(&mut self, number: Option<u64>, sep: char, bytes: &[u8]) {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let text: String = if text.chars().count() > MAX_LINE_CHARS {
+            let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+            format!("{cut} [line truncated]")
+        } else {
+            text.to_owned()
+        };
+        let entry = match (self.line_numbers, number) {
+            (true, Some(n)) => format!("{}{sep}{n}{sep}{text}", self.path),
+            _ => format!("{}{sep}{text}", self.path),
+        };
+        self.entries.push(entry);
+    }
+}
+
+impl Sink for Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, hit: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.count += 1;
+        match self.mode {
+            GrepMode::FilesWithMatches => Ok(false),
+            GrepMode::Count => Ok(true),
+            GrepMode::Content => {
+                let first = hit.line_number();
+                for (i, line) in hit.lines().enumerate() {
+                    self.push(first.map(|n| n + i as u64), ':', line);
+                }
+                Ok(self.entries.len() < self.limit)
+            }
+        }
+    }
+
+    fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if self.mode == GrepMode::Content {
+            self.push(ctx.line_number(), '-', ctx.bytes());
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {
+        if self.mode == GrepMode::Content {
+            self.entries.push("--".to_owned());
+        }
+        Ok(true)
+    }
+}

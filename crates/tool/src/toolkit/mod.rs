@@ -1,0 +1,17 @@
+//! The [`Toolkit`]: registered tools, groups, skills and middleware, and
+//! the one entry point the agent loop calls.
+
+mod dispatch;
+mod group;
+mod registry;
+mod reset;
+
+pub use group::ToolGroup;
+pub use registry::Toolkit;
+
+/// The group that is always active; tools registered without a group go
+/// here.
+pub const BASIC_GROUP: &str = "basic";
+
+/// The name of the meta tool that switches groups on and off.
+pub const RESET_TOOLS: &str = "reset_tools";
