@@ -20,7 +20,9 @@
 //! # }
 //! ```
 
+pub mod anthropic;
 mod fake_server;
+pub mod ollama;
 mod script;
 
 pub use fake_server::{FakeServer, RecordedRequest};

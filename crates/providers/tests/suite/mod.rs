@@ -1,1 +1,3 @@
 mod openai_formatter_golden;
+mod anthropic_formatter_golden;
+mod ollama_formatter_golden;

@@ -1,0 +1,202 @@
+//! The Anthropic chat model.
+
+use std::sync::Arc;
+
+use futures_util::stream::{self, StreamExt};
+use oxiscope_http::HttpClient;
+use oxiscope_model::{
+    ChatModel, ChatRequest, ChatStream, Credential, Formatter, ModelError, Secret, accumulate,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::error;
+use super::format::AnthropicChatFormatter;
+use super::params::{AnthropicParameters, DEFAULT_MAX_TOKENS};
+use super::request::{self, RequestParts};
+use super::{response, stream as sse};
+
+/// The default endpoint.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The API version sent in `anthropic-version`.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// A Claude model over the Anthropic Messages API (`POST {base}/v1/messages`).
+///
+/// Streams by default. The conversation is formatted by an
+/// [`AnthropicChatFormatter`] unless another formatter is set; its system
+/// messages move into the request's `system` field. `max_tokens`, which the
+/// API requires, comes from the parameters, else the model card's output
+/// size (with [`from_credential`](Self::from_credential)), else 4096.
+///
+/// # Cancel safety
+/// As [`ChatModel`]: cancel the token to end the stream with what arrived,
+/// marked interrupted; drop the stream to abandon the call.
+#[derive(Debug, Clone)]
+pub struct AnthropicChatModel {
+    http: HttpClient,
+    api_key: Secret,
+    base_url: String,
+    model: String,
+    max_tokens: Option<u64>,
+    params: AnthropicParameters,
+    stream: bool,
+    formatter: Arc<dyn Formatter>,
+}
+
+impl AnthropicChatModel {
+    /// A streaming model with the default client, endpoint and formatter.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidRequest`] when the HTTP client cannot be built.
+    pub fn new(api_key: impl Into<Secret>, model: impl Into<String>) -> Result<Self, ModelError> {
+        let http = HttpClient::new().map_err(|e| ModelError::InvalidRequest {
+            message: e.to_string(),
+        })?;
+        Ok(Self::with_client(http, api_key, model))
+    }
+
+    /// A streaming model on an existing client (shared connection pool).
+    pub fn with_client(
+        http: HttpClient,
+        api_key: impl Into<Secret>,
+        model: impl Into<String>,
+    ) -> Self {
+        let formatter = AnthropicChatFormatter::new().with_http_client(http.clone());
+        Self {
+            http,
+            api_key: api_key.into(),
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            model: model.into(),
+            max_tokens: None,
+            params: AnthropicParameters::default(),
+            stream: true,
+            formatter: Arc::new(formatter),
+        }
+    }
+
+    /// A model for an Anthropic credential: its key and base URL, and the
+    /// output size of `model`'s card as the default `max_tokens`.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidRequest`] when `credential` is not an Anthropic
+    /// one, or the HTTP client cannot be built.
+    pub fn from_credential(
+        credential: &Credential,
+        model: impl Into<String>,
+    ) -> Result<Self, ModelError> {
+        let Credential::Anthropic(c) = credential else {
+            return Err(ModelError::InvalidRequest {
+                message: format!(
+                    "an Anthropic model needs an anthropic_credential, not a {}",
+                    credential.credential_type().as_str()
+                ),
+            });
+        };
+        let model = model.into();
+        let card_output = credential.list_models().ok().and_then(|cards| {
+            cards
+                .iter()
+                .find(|card| card.name == model && card.model_class == "anthropic_chat")
+                .map(|card| card.output_size.get())
+        });
+        let mut this = Self::new(c.api_key.clone(), model)?;
+        if let Some(base) = c.base_url.as_deref().filter(|b| !b.is_empty()) {
+            this = this.with_base_url(base);
+        }
+        this.max_tokens = card_output;
+        Ok(this)
+    }
+
+    /// Another endpoint (a proxy, a compatible server). A trailing `/` is
+    /// dropped.
+    #[must_use]
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        let base: String = base_url.into();
+        self.base_url = base.trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The call parameters (thinking, `max_tokens`, ...).
+    #[must_use]
+    pub fn with_parameters(mut self, params: AnthropicParameters) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Streams (`true`, the default) or asks for the whole reply at once.
+    #[must_use]
+    pub fn with_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Another formatter (for example the multi-agent one).
+    #[must_use]
+    pub fn with_formatter(mut self, formatter: Arc<dyn Formatter>) -> Self {
+        self.formatter = formatter;
+        self
+    }
+
+    /// The formatter in use.
+    #[must_use]
+    pub fn formatter(&self) -> &Arc<dyn Formatter> {
+        &self.formatter
+    }
+
+    /// The JSON body a call with `request` sends.
+    ///
+    /// # Errors
+    /// As [`Formatter::format`].
+    pub async fn request_body(&self, request: ChatRequest<'_>) -> Result<Value, ModelError> {
+        let formatted = self.formatter.format(request.messages).await?;
+        let parts = RequestParts {
+            model: &self.model,
+            max_tokens: self
+                .params
+                .max_tokens
+                .or(self.max_tokens)
+                .unwrap_or(DEFAULT_MAX_TOKENS),
+            params: &self.params,
+            tools: request.tools,
+            tool_choice: request.tool_choice,
+            stream: self.stream,
+        };
+        Ok(request::body(&parts, formatted))
+    }
+}
+
+impl ChatModel for AnthropicChatModel {
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+
+    async fn call(
+        &self,
+        request: ChatRequest<'_>,
+        cancel: CancellationToken,
+    ) -> Result<ChatStream, ModelError> {
+        let body = self.request_body(request).await?;
+        let builder = self
+            .http
+            .post(format!("{}/v1/messages", self.base_url))
+            .header("x-api-key", self.api_key.expose())
+            .header("anthropic-version", API_VERSION)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if self.stream {
+            let events = self.http.sse(builder).await.map_err(error::from_http)?;
+            return Ok(accumulate(sse::deltas(events), cancel));
+        }
+        let whole: Value = self
+            .http
+            .send_json(builder)
+            .await
+            .map_err(error::from_http)?;
+        let deltas = response::deltas(&whole)?;
+        Ok(accumulate(
+            stream::iter(deltas.into_iter().map(Ok)).boxed(),
+            cancel,
+        ))
+    }
+}

@@ -1,0 +1,163 @@
+//! The Ollama chat model.
+
+use std::sync::Arc;
+
+use futures_util::stream::{self, StreamExt};
+use oxiscope_http::HttpClient;
+use oxiscope_model::{
+    ChatModel, ChatRequest, ChatStream, Credential, Formatter, ModelError, OllamaCredential,
+    accumulate,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::format::OllamaChatFormatter;
+use super::params::OllamaParameters;
+use super::request;
+use super::stream::{self as ndjson, Decoder, from_http};
+
+/// A model served by Ollama's native chat API (`POST {host}/api/chat`).
+///
+/// Streams newline-delimited JSON by default. The host defaults to
+/// `http://localhost:11434`; reading `OLLAMA_HOST` is left to the caller.
+///
+/// # Cancel safety
+/// As [`ChatModel`]: cancel the token to end the stream with what arrived,
+/// marked interrupted; drop the stream to abandon the call.
+#[derive(Debug, Clone)]
+pub struct OllamaChatModel {
+    http: HttpClient,
+    host: String,
+    model: String,
+    params: OllamaParameters,
+    stream: bool,
+    formatter: Arc<dyn Formatter>,
+}
+
+impl OllamaChatModel {
+    /// A streaming model on the default host, with its own HTTP client.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidRequest`] when the HTTP client cannot be built.
+    pub fn new(model: impl Into<String>) -> Result<Self, ModelError> {
+        let http = HttpClient::new().map_err(|e| ModelError::InvalidRequest {
+            message: e.to_string(),
+        })?;
+        Ok(Self::with_client(http, model))
+    }
+
+    /// A streaming model on the default host, on an existing client.
+    pub fn with_client(http: HttpClient, model: impl Into<String>) -> Self {
+        let formatter = OllamaChatFormatter::new().with_http_client(http.clone());
+        Self {
+            http,
+            host: OllamaCredential::DEFAULT_HOST.to_owned(),
+            model: model.into(),
+            params: OllamaParameters::default(),
+            stream: true,
+            formatter: Arc::new(formatter),
+        }
+    }
+
+    /// A model for an Ollama credential (its host, when set).
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidRequest`] when `credential` is not an Ollama
+    /// one, or the HTTP client cannot be built.
+    pub fn from_credential(
+        credential: &Credential,
+        model: impl Into<String>,
+    ) -> Result<Self, ModelError> {
+        let Credential::Ollama(c) = credential else {
+            return Err(ModelError::InvalidRequest {
+                message: format!(
+                    "an Ollama model needs an ollama_credential, not a {}",
+                    credential.credential_type().as_str()
+                ),
+            });
+        };
+        let mut this = Self::new(model)?;
+        if let Some(host) = c.host.as_deref().filter(|h| !h.is_empty()) {
+            this = this.with_host(host);
+        }
+        Ok(this)
+    }
+
+    /// Another server (`http://gpu-box:11434`). A trailing `/` is dropped.
+    #[must_use]
+    pub fn with_host(mut self, host: impl Into<String>) -> Self {
+        let host: String = host.into();
+        self.host = host.trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The call parameters (`think`, options).
+    #[must_use]
+    pub fn with_parameters(mut self, params: OllamaParameters) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Streams (`true`, the default) or asks for the whole reply at once.
+    #[must_use]
+    pub fn with_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Another formatter (for example the multi-agent one).
+    #[must_use]
+    pub fn with_formatter(mut self, formatter: Arc<dyn Formatter>) -> Self {
+        self.formatter = formatter;
+        self
+    }
+
+    /// The JSON body a call with `request` sends.
+    ///
+    /// # Errors
+    /// As [`Formatter::format`].
+    pub async fn request_body(&self, request: ChatRequest<'_>) -> Result<Value, ModelError> {
+        let messages = self.formatter.format(request.messages).await?;
+        Ok(request::body(
+            &self.model,
+            &self.params,
+            messages,
+            request.tools,
+            request.tool_choice,
+            self.stream,
+        ))
+    }
+}
+
+impl ChatModel for OllamaChatModel {
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+
+    async fn call(
+        &self,
+        request: ChatRequest<'_>,
+        cancel: CancellationToken,
+    ) -> Result<ChatStream, ModelError> {
+        let body = self.request_body(request).await?;
+        let builder = self
+            .http
+            .post(format!("{}/api/chat", self.host))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if self.stream {
+            let lines = self
+                .http
+                .ndjson::<Value>(builder)
+                .await
+                .map_err(from_http)?;
+            return Ok(accumulate(ndjson::deltas(lines.boxed()), cancel));
+        }
+        let whole: Value = self.http.send_json(builder).await.map_err(from_http)?;
+        let deltas = Decoder::default().line(&whole)?;
+        Ok(accumulate(
+            stream::iter(deltas.into_iter().map(Ok)).boxed(),
+            cancel,
+        ))
+    }
+}
