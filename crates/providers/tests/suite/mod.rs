@@ -1,3 +1,4 @@
 mod openai_formatter_golden;
+mod openai_model;
 mod anthropic_formatter_golden;
 mod ollama_formatter_golden;
