@@ -1,0 +1,224 @@
+//! Resuming a parked reply: confirmations, external results, interrupts.
+
+use oxiscope_message::{
+    AgentEvent, ContentBlock, DataSource, ExternalExecutionResultEvent, MediaBlock, Msg,
+    ReplyEndEvent, ReplyFinishedReason, RichContent, ToolResultDataDeltaEvent, ToolResultEndEvent,
+    ToolResultStartEvent, ToolResultState, ToolResultTextDeltaEvent, UserConfirmResultEvent,
+};
+
+use crate::emit::Emitter;
+use crate::error::AgentError;
+use crate::reply::INTERRUPTED_RESULT;
+use crate::state::{AgentState, pending_calls};
+
+fn reply_mut(state: &mut AgentState) -> Result<&mut Msg, AgentError> {
+    let index = state
+        .reply_index()
+        .ok_or_else(|| AgentError::Internal("the parked reply is not in the context".to_owned()))?;
+    Ok(&mut state.context[index])
+}
+
+/// The text a denied call's result gives the model.
+pub(crate) fn denied_text(tool: &str) -> String {
+    format!("<system-reminder>The user did not allow this call of \"{tool}\".</system-reminder>")
+}
+
+/// Applies the user's answers: accepted rules join the permission context,
+/// confirmed calls become `allowed` (with the user's edited input), denied
+/// calls get a `denied` result. Calls without an answer stay asking.
+///
+/// # Errors
+/// [`AgentError::InvalidInput`] when an answer names a call that is not
+/// waiting for confirmation.
+pub(crate) async fn apply_confirm(
+    state: &mut AgentState,
+    event: &UserConfirmResultEvent,
+    em: &mut Emitter,
+) -> Result<bool, AgentError> {
+    let asking: Vec<String> = state
+        .reply_msg()
+        .map(|m| {
+            pending_calls(m)
+                .iter()
+                .filter(|c| c.state == oxiscope_message::ToolCallState::Asking)
+                .map(|c| c.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(bad) = event
+        .confirm_results
+        .iter()
+        .find(|r| !asking.contains(&r.tool_call.id))
+    {
+        return Err(AgentError::InvalidInput(format!(
+            "tool call {:?} is not waiting for confirmation",
+            bad.tool_call.id
+        )));
+    }
+    for answer in event.confirm_results.iter().filter(|r| r.confirmed) {
+        for rule in answer.rules.iter().flatten() {
+            state.permission_context.add_rule(rule.clone());
+        }
+    }
+    let reply_id = event.reply_id.clone();
+    let input = AgentEvent::UserConfirmResult(event.clone());
+    reply_mut(state)?
+        .append_event(&input)
+        .map_err(|e| AgentError::Internal(e.to_string()))?;
+    let mut denied = false;
+    for answer in event.confirm_results.iter().filter(|r| !r.confirmed) {
+        denied = true;
+        let call = &answer.tool_call;
+        let text = denied_text(&call.name);
+        let events: [AgentEvent; 3] = [
+            ToolResultStartEvent::new(reply_id.clone(), call.id.clone(), call.name.clone()).into(),
+            ToolResultTextDeltaEvent::new(reply_id.clone(), call.id.clone(), text).into(),
+            ToolResultEndEvent::new(reply_id.clone(), call.id.clone(), ToolResultState::Denied)
+                .into(),
+        ];
+        for e in events {
+            em.emit(reply_mut(state)?, e).await?;
+        }
+    }
+    Ok(denied)
+}
+
+/// Applies external results to the calls handed out: each result's output
+/// is streamed into the result block opened when the reply parked.
+///
+/// # Errors
+/// [`AgentError::InvalidInput`] when a result names a call that was not
+/// handed out.
+pub(crate) async fn apply_external(
+    state: &mut AgentState,
+    event: &ExternalExecutionResultEvent,
+    em: &mut Emitter,
+) -> Result<(), AgentError> {
+    let submitted: Vec<String> = state
+        .reply_msg()
+        .map(|m| {
+            pending_calls(m)
+                .iter()
+                .filter(|c| c.state == oxiscope_message::ToolCallState::Submitted)
+                .map(|c| c.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(bad) = event
+        .execution_results
+        .iter()
+        .find(|r| !submitted.contains(&r.id))
+    {
+        return Err(AgentError::InvalidInput(format!(
+            "tool call {:?} is not waiting for an external result",
+            bad.id
+        )));
+    }
+    let reply_id = event.reply_id.clone();
+    for result in &event.execution_results {
+        let started = state
+            .reply_msg()
+            .is_some_and(|m| m.tool_results().any(|r| r.id == result.id));
+        if !started {
+            let start =
+                ToolResultStartEvent::new(reply_id.clone(), result.id.clone(), result.name.clone());
+            em.emit(reply_mut(state)?, start.into()).await?;
+        }
+        for event in output_events(&reply_id, &result.id, &result.output) {
+            em.emit(reply_mut(state)?, event).await?;
+        }
+        let state_of = match result.state {
+            ToolResultState::Running => ToolResultState::Success,
+            other => other,
+        };
+        let end = ToolResultEndEvent::new(reply_id.clone(), result.id.clone(), state_of);
+        em.emit(reply_mut(state)?, end.into()).await?;
+    }
+    Ok(())
+}
+
+/// The delta events that stream `output` into a result block.
+pub(crate) fn output_events(
+    reply_id: &str,
+    call_id: &str,
+    output: &RichContent,
+) -> Vec<AgentEvent> {
+    let text = |t: &str| -> AgentEvent {
+        ToolResultTextDeltaEvent::new(reply_id.to_owned(), call_id.to_owned(), t.to_owned()).into()
+    };
+    match output {
+        RichContent::Text(t) if t.is_empty() => Vec::new(),
+        RichContent::Text(t) => vec![text(t)],
+        RichContent::Blocks(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                MediaBlock::Text(t) => text(&t.text),
+                MediaBlock::Data(d) => {
+                    let (media_type, data, url) = match &d.source {
+                        DataSource::Base64(s) => (s.media_type.clone(), Some(s.data.clone()), None),
+                        DataSource::Url(s) => (s.media_type.clone(), None, Some(s.url.clone())),
+                    };
+                    ToolResultDataDeltaEvent::new(
+                        reply_id.to_owned(),
+                        call_id.to_owned(),
+                        d.id.clone(),
+                        media_type,
+                        data,
+                        url,
+                    )
+                    .into()
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Interrupts the parked reply: each waiting call gets an interrupted
+/// result, then the reply ends as interrupted.
+///
+/// # Errors
+/// [`AgentError::Internal`] when the parked reply is missing.
+pub(crate) async fn interrupt_parked(
+    state: &mut AgentState,
+    em: &mut Emitter,
+) -> Result<(), AgentError> {
+    let reply_id = state.reply_context.reply_id.clone();
+    let session_id = state.session_id.clone();
+    let pending: Vec<(String, String, bool)> = {
+        let msg = reply_mut(state)?;
+        pending_calls(msg)
+            .iter()
+            .map(|c| {
+                (
+                    c.id.clone(),
+                    c.name.clone(),
+                    msg.tool_results().any(|r| r.id == c.id),
+                )
+            })
+            .collect()
+    };
+    for (id, name, started) in pending {
+        if !started {
+            let start = ToolResultStartEvent::new(reply_id.clone(), id.clone(), name);
+            em.emit(reply_mut(state)?, start.into()).await?;
+        }
+        let delta = ToolResultTextDeltaEvent::new(
+            reply_id.clone(),
+            id.clone(),
+            INTERRUPTED_RESULT.to_owned(),
+        );
+        em.emit(reply_mut(state)?, delta.into()).await?;
+        let end = ToolResultEndEvent::new(reply_id.clone(), id, ToolResultState::Interrupted);
+        em.emit(reply_mut(state)?, end.into()).await?;
+    }
+    let end = ReplyEndEvent::new(session_id, reply_id, ReplyFinishedReason::Interrupted, None);
+    em.emit(reply_mut(state)?, end.into()).await
+}
+
+/// Whether a block is a finished result of call `id`.
+#[allow(dead_code)]
+pub(crate) fn has_result(msg: &Msg, id: &str) -> bool {
+    msg.content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolResult(r) if r.id == id && r.finished_at.is_some()))
+}

@@ -1,0 +1,19 @@
+//! The Oxiscope agent (work in progress, issue #6).
+
+mod acting;
+mod agent;
+mod config;
+mod emit;
+mod error;
+mod hitl;
+mod inject;
+mod reasoning;
+mod reply;
+mod state;
+mod stream;
+
+pub use agent::{Agent, AgentBuilder, ReplyInput};
+pub use config::{InjectionConfig, ModelConfig, ReActConfig};
+pub use error::AgentError;
+pub use state::{AgentState, Awaiting, ReplyContext};
+pub use stream::ReplyStream;

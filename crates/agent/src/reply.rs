@@ -1,0 +1,528 @@
+//! The reasoning-acting loop of one reply.
+
+use std::sync::Arc;
+
+use oxiscope_message::{
+    AgentEvent, ContentBlock, ErrorInfo, ExceedMaxItersEvent, HintBlockEvent, ModelCallStartEvent,
+    Msg, ReplyEndEvent, ReplyFinishedReason, ReplyStartEvent, RichContent, Role, ToolCallState,
+    ToolResultBlock, ToolResultEndEvent, ToolResultStartEvent, ToolResultState,
+    ToolResultTextDeltaEvent, stamp,
+};
+use oxiscope_model::{ChatRequest, ChatResponse, ModelError, ToolChoice};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Inner, ReplyInput};
+use crate::emit::Emitter;
+use crate::error::AgentError;
+use crate::reasoning::{BlockTranslator, was_interrupted};
+use crate::state::{AgentState, Awaiting, ReplyContext, pending_calls};
+
+/// The text of the tool result given to calls closed by an interruption.
+pub(crate) const INTERRUPTED_RESULT: &str =
+    "<system-reminder>The tool call was interrupted by the user.</system-reminder>";
+
+/// How a reply's loop stopped.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// The reply ended with this reason.
+    Finished(ReplyFinishedReason),
+    /// The reply parked, waiting for an answer from outside.
+    Parked,
+}
+
+/// The working data of one running reply.
+pub(crate) struct Run<'a> {
+    pub(crate) inner: &'a Inner,
+    pub(crate) em: Emitter,
+    pub(crate) cancel: CancellationToken,
+    /// The model's view: system prompt, summary, then the context; the
+    /// reply message is the last element while the reply runs.
+    pub(crate) prompt: Vec<Msg>,
+    /// How many leading `prompt` messages are not part of the context.
+    pub(crate) preamble: usize,
+    /// Whether the last model call answered without calling tools.
+    pub(crate) answered: bool,
+}
+
+/// Runs one reply over the agent's state, sending its events to `tx`.
+pub(crate) async fn run(
+    inner: Arc<Inner>,
+    input: ReplyInput,
+    schema: Option<Value>,
+    tx: mpsc::Sender<AgentEvent>,
+    cancel: CancellationToken,
+) {
+    let mut guard = inner.state.lock().await;
+    let state = &mut *guard;
+    let mut em = Emitter::new(tx);
+    let session_id = state.session_id.clone();
+
+    // 1. Turn the input into a running reply (or answer it at once).
+    match begin(&inner, state, input, schema, &mut em).await {
+        Ok(Some(Start)) => {}
+        Ok(None) => return,
+        Err(refused) => {
+            let (reply_id, e) = *refused;
+            // Refused before anything changed: a well-formed, failed reply.
+            em.send(
+                ReplyStartEvent::new(
+                    session_id.clone(),
+                    reply_id.clone(),
+                    inner.name.clone(),
+                    Role::Assistant,
+                )
+                .into(),
+            )
+            .await;
+            let end = ReplyEndEvent::new(
+                session_id,
+                reply_id,
+                ReplyFinishedReason::Error,
+                Some(e.to_error_info()),
+            );
+            em.send(end.into()).await;
+            return;
+        }
+    };
+
+    // 2. Work on the context as the model's prompt, without copying it.
+    let mut run = Run {
+        inner: &inner,
+        em,
+        cancel,
+        prompt: Vec::with_capacity(state.context.len() + 2),
+        preamble: 0,
+        answered: false,
+    };
+    run.prompt.push(system_msg(&inner.system_prompt));
+    if let Some(summary) = summary_msg(&state.summary) {
+        run.prompt.push(summary);
+    }
+    run.preamble = run.prompt.len();
+    run.prompt.append(&mut state.context);
+
+    let outcome = run.drive(state).await;
+    let ending = match outcome {
+        Ok(ending) => ending,
+        Err(e) => {
+            let info = e.to_error_info();
+            if let Err(close) = run
+                .close_pending(ToolResultState::Error, &info.message)
+                .await
+            {
+                tracing::error!(error = %close, "closing tool calls after an error failed");
+            }
+            run.end(state, ReplyFinishedReason::Error, Some(info)).await;
+            Ending::Finished(ReplyFinishedReason::Error)
+        }
+    };
+    if let Ending::Finished(reason) = &ending {
+        tracing::debug!(?reason, reply_id = %state.reply_context.reply_id, "reply finished");
+    }
+    state.context = run.prompt.split_off(run.preamble);
+}
+
+/// An input refused before anything changed: the reply id to report and why.
+type Refused = Box<(String, AgentError)>;
+
+/// A reply is ready to run.
+pub(crate) struct Start;
+
+/// Applies the input: a new reply, or the resumption of the parked one.
+/// `Ok(None)` means there is nothing to run (an interrupt on an idle agent,
+/// or an interrupt that closed the parked reply).
+async fn begin(
+    inner: &Inner,
+    state: &mut AgentState,
+    input: ReplyInput,
+    schema: Option<Value>,
+    em: &mut Emitter,
+) -> Result<Option<Start>, Refused> {
+    let session_id = state.session_id.clone();
+    let start_event = |reply_id: &str| -> AgentEvent {
+        ReplyStartEvent::new(
+            session_id.clone(),
+            reply_id.to_owned(),
+            inner.name.clone(),
+            Role::Assistant,
+        )
+        .into()
+    };
+    match input {
+        ReplyInput::Msgs(msgs) => {
+            for m in &msgs {
+                m.validate().map_err(|e| {
+                    Box::new((stamp::new_id(), AgentError::InvalidInput(e.to_string())))
+                })?;
+            }
+            close_parked_silently(state);
+            state.context.extend(msgs);
+            new_reply(inner, state, schema);
+            em.send(start_event(&state.reply_context.reply_id)).await;
+            Ok(Some(Start))
+        }
+        ReplyInput::Continue => {
+            if state.is_parked() {
+                em.send(start_event(&state.reply_context.reply_id)).await;
+                return Ok(Some(Start));
+            }
+            new_reply(inner, state, schema);
+            em.send(start_event(&state.reply_context.reply_id)).await;
+            Ok(Some(Start))
+        }
+        ReplyInput::Confirm(event) => {
+            check_parked(
+                state,
+                Awaiting::Permission,
+                &event.reply_id,
+                "a confirmation",
+            )?;
+            em.send(start_event(&event.reply_id)).await;
+            crate::hitl::apply_confirm(state, &event, em)
+                .await
+                .map_err(|e| Box::new((event.reply_id.clone(), e)))?;
+            Ok(Some(Start))
+        }
+        ReplyInput::External(event) => {
+            check_parked(
+                state,
+                Awaiting::ExternalResult,
+                &event.reply_id,
+                "external results",
+            )?;
+            em.send(start_event(&event.reply_id)).await;
+            crate::hitl::apply_external(state, &event, em)
+                .await
+                .map_err(|e| Box::new((event.reply_id.clone(), e)))?;
+            Ok(Some(Start))
+        }
+        ReplyInput::Interrupt(event) => {
+            if !state.is_parked() || event.reply_id != state.reply_context.reply_id {
+                return Ok(None);
+            }
+            em.send(start_event(&event.reply_id)).await;
+            crate::hitl::interrupt_parked(state, em)
+                .await
+                .map_err(|e| Box::new((event.reply_id.clone(), e)))?;
+            Ok(None)
+        }
+    }
+}
+
+fn check_parked(
+    state: &AgentState,
+    wanted: Awaiting,
+    reply_id: &str,
+    what: &'static str,
+) -> Result<(), Refused> {
+    if state.awaiting() != Some(wanted) {
+        return Err(Box::new((
+            reply_id.to_owned(),
+            AgentError::NothingParked(what),
+        )));
+    }
+    if reply_id != state.reply_context.reply_id {
+        return Err(Box::new((
+            reply_id.to_owned(),
+            AgentError::ReplyMismatch {
+                expected: state.reply_context.reply_id.clone(),
+                got: reply_id.to_owned(),
+            },
+        )));
+    }
+    Ok(())
+}
+
+fn new_reply(inner: &Inner, state: &mut AgentState, schema: Option<Value>) {
+    let reply_id = stamp::new_id();
+    state.reply_context = ReplyContext {
+        reply_id: reply_id.clone(),
+        cur_iter: 0,
+        structured_schema: schema,
+        structured_output: None,
+    };
+    state.context.push(Msg::reply(inner.name.clone(), reply_id));
+}
+
+/// A new message arrived while a reply was parked: the parked calls are
+/// closed as interrupted so the context stays valid for every provider.
+fn close_parked_silently(state: &mut AgentState) {
+    if !state.is_parked() {
+        return;
+    }
+    let Some(index) = state.reply_index() else {
+        return;
+    };
+    let msg = &mut state.context[index];
+    let pending: Vec<(String, String)> = pending_calls(msg)
+        .iter()
+        .map(|c| (c.id.clone(), c.name.clone()))
+        .collect();
+    for (id, name) in pending {
+        msg.content
+            .retain(|b| !matches!(b, ContentBlock::ToolResult(r) if r.id == id));
+        for b in &mut msg.content {
+            if let ContentBlock::ToolCall(c) = b
+                && c.id == id
+            {
+                c.state = ToolCallState::Finished;
+            }
+        }
+        let result =
+            ToolResultBlock::new(id, name, INTERRUPTED_RESULT, ToolResultState::Interrupted);
+        msg.content.push(result.into());
+    }
+    msg.finished_reason = Some(ReplyFinishedReason::Interrupted);
+    msg.finished_at = Some(stamp::now());
+}
+
+fn system_msg(prompt: &str) -> Msg {
+    Msg::from_text("system", Role::System, prompt)
+}
+
+fn summary_msg(summary: &RichContent) -> Option<Msg> {
+    let text = summary.text("\n");
+    if text.is_empty() {
+        return None;
+    }
+    Some(Msg::from_text("user", Role::User, text))
+}
+
+impl Run<'_> {
+    /// The reply message (the last prompt element).
+    pub(crate) fn reply(&mut self) -> &mut Msg {
+        let last = self.prompt.len() - 1;
+        &mut self.prompt[last]
+    }
+
+    pub(crate) fn reply_id(&self) -> String {
+        self.prompt.last().map(|m| m.id.clone()).unwrap_or_default()
+    }
+
+    /// Emits an event onto the reply.
+    pub(crate) async fn emit(&mut self, event: AgentEvent) -> Result<(), AgentError> {
+        let last = self.prompt.len() - 1;
+        self.em.emit(&mut self.prompt[last], event).await
+    }
+
+    /// The loop: decide, reason or act, until the reply ends or parks.
+    async fn drive(&mut self, state: &mut AgentState) -> Result<Ending, AgentError> {
+        loop {
+            if self.cancel.is_cancelled() || self.em.is_closed() {
+                return self.interrupted(state).await;
+            }
+            let (runnable, parked) = {
+                let reply = self.reply();
+                let pending = pending_calls(reply);
+                let runnable = pending
+                    .iter()
+                    .filter(|c| matches!(c.state, ToolCallState::Pending | ToolCallState::Allowed))
+                    .count();
+                let parked = pending
+                    .iter()
+                    .any(|c| matches!(c.state, ToolCallState::Asking | ToolCallState::Submitted));
+                (runnable, parked)
+            };
+            if runnable > 0 {
+                crate::acting::act(self, state).await?;
+                if self.cancel.is_cancelled() {
+                    return self.interrupted(state).await;
+                }
+                continue;
+            }
+            if parked {
+                return Ok(Ending::Parked);
+            }
+            if self.answered || state.reply_context.structured_output.is_some() {
+                return Ok(self.end(state, ReplyFinishedReason::Completed, None).await);
+            }
+            let max = self.inner.react.max_iters;
+            if state.reply_context.cur_iter >= max {
+                return self.exceed_max_iters(state).await;
+            }
+            self.reason(state, None).await?;
+        }
+    }
+
+    /// One reasoning step: inject the runtime state, call the model, stream
+    /// its answer into the reply.
+    async fn reason(
+        &mut self,
+        state: &mut AgentState,
+        choice: Option<ToolChoice>,
+    ) -> Result<(), AgentError> {
+        if state.reply_context.cur_iter == 0 && choice.is_none() {
+            self.inject_runtime_state().await?;
+        }
+        let last = self.call_model(state, choice).await?;
+        state.reply_context.cur_iter += 1;
+        self.answered = !last
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+        if was_interrupted(&last) {
+            self.cancel.cancel();
+        }
+        Ok(())
+    }
+
+    async fn inject_runtime_state(&mut self) -> Result<(), AgentError> {
+        // While the reply runs, the context lives in `prompt`.
+        let context = &self.prompt[self.preamble..];
+        let now = chrono::Utc::now();
+        let Some(text) = crate::inject::runtime_hint(&self.inner.injection, context, now) else {
+            return Ok(());
+        };
+        let event: AgentEvent = HintBlockEvent::new(
+            self.reply_id(),
+            stamp::new_id(),
+            Some(self.inner.injection.injection_source.clone()),
+            RichContent::Text(text),
+        )
+        .into();
+        if self.inner.injection.emit_hint_event {
+            self.emit(event).await
+        } else {
+            self.reply()
+                .append_event(&event)
+                .map(|_| ())
+                .map_err(|e| AgentError::Internal(e.to_string()))
+        }
+    }
+
+    /// Calls the model (retrying setup failures, then the fallback model)
+    /// and streams the answer into the reply.
+    async fn call_model(
+        &mut self,
+        state: &AgentState,
+        choice: Option<ToolChoice>,
+    ) -> Result<ChatResponse, AgentError> {
+        let tools = self.inner.toolkit.schemas(&state.tool_context);
+        let models = std::iter::once(&self.inner.model).chain(self.inner.fallback_model.iter());
+        let mut last_error: Option<ModelError> = None;
+        for model in models {
+            let attempts = self.inner.model_config.max_retries + 1;
+            for attempt in 0..attempts {
+                let name = model.model_name().to_owned();
+                self.emit(ModelCallStartEvent::new(self.reply_id(), name).into())
+                    .await?;
+                let request = ChatRequest {
+                    messages: &self.prompt,
+                    tools: &tools,
+                    tool_choice: choice.as_ref(),
+                };
+                match model.call_boxed(request, self.cancel.child_token()).await {
+                    Ok(stream) => {
+                        let reply_id = self.reply_id();
+                        let last = self.prompt.len() - 1;
+                        let translator = BlockTranslator::new(&reply_id);
+                        return translator
+                            .run(stream, &mut self.prompt[last], &mut self.em)
+                            .await;
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, attempt, "model call failed");
+                        // The call never started: close it for the stream.
+                        let end = oxiscope_message::ModelCallEndEvent::new(
+                            self.reply_id(),
+                            0,
+                            0,
+                            0,
+                            0,
+                            oxiscope_message::FinishedReason::Interrupted,
+                        );
+                        self.emit(end.into()).await?;
+                        let retry = e.is_retryable() && attempt + 1 < attempts;
+                        last_error = Some(e);
+                        if !retry {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Err(last_error.map_or_else(
+            || AgentError::Internal("no model to call".to_owned()),
+            AgentError::Model,
+        ))
+    }
+
+    /// `max_iters` reached: one last call without tools asks for a summary.
+    async fn exceed_max_iters(&mut self, state: &mut AgentState) -> Result<Ending, AgentError> {
+        let max = self.inner.react.max_iters;
+        let hint = HintBlockEvent::new(
+            self.reply_id(),
+            stamp::new_id(),
+            Some(r#"{"label": "System", "sublabel": "Max Iterations Reached"}"#.to_owned()),
+            RichContent::Text(format!(
+                "<system-reminder>The limit of {max} reasoning-acting rounds is reached. Do not \
+                 call tools any more: summarise what was done and found, and give your final \
+                 answer as text.</system-reminder>"
+            )),
+        );
+        self.emit(hint.into()).await?;
+        self.call_model(state, Some(ToolChoice::none())).await?;
+        let name = self.inner.name.clone();
+        self.emit(ExceedMaxItersEvent::new(self.reply_id(), name).into())
+            .await?;
+        Ok(self
+            .end(state, ReplyFinishedReason::ExceedMaxIters, None)
+            .await)
+    }
+
+    /// Ends an interrupted reply: unfinished calls get interrupted results.
+    async fn interrupted(&mut self, state: &mut AgentState) -> Result<Ending, AgentError> {
+        self.close_pending(ToolResultState::Interrupted, INTERRUPTED_RESULT)
+            .await?;
+        Ok(self
+            .end(state, ReplyFinishedReason::Interrupted, None)
+            .await)
+    }
+
+    /// Gives every tool call without a result a closing result.
+    pub(crate) async fn close_pending(
+        &mut self,
+        result_state: ToolResultState,
+        text: &str,
+    ) -> Result<(), AgentError> {
+        let reply_id = self.reply_id();
+        let pending: Vec<(String, String, bool)> = {
+            let reply = self.reply();
+            pending_calls(reply)
+                .iter()
+                .map(|c| {
+                    let started = reply.tool_results().any(|r| r.id == c.id);
+                    (c.id.clone(), c.name.clone(), started)
+                })
+                .collect()
+        };
+        for (id, name, started) in pending {
+            if !started {
+                self.emit(ToolResultStartEvent::new(reply_id.clone(), id.clone(), name).into())
+                    .await?;
+            }
+            let delta =
+                ToolResultTextDeltaEvent::new(reply_id.clone(), id.clone(), text.to_owned());
+            self.emit(delta.into()).await?;
+            self.emit(ToolResultEndEvent::new(reply_id.clone(), id, result_state).into())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Emits `REPLY_END`.
+    pub(crate) async fn end(
+        &mut self,
+        state: &AgentState,
+        reason: ReplyFinishedReason,
+        error: Option<ErrorInfo>,
+    ) -> Ending {
+        let end = ReplyEndEvent::new(state.session_id.clone(), self.reply_id(), reason, error);
+        if let Err(e) = self.emit(end.into()).await {
+            tracing::error!(error = %e, "could not record the end of the reply");
+        }
+        Ending::Finished(reason)
+    }
+}

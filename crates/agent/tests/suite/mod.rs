@@ -1,0 +1,4 @@
+mod common;
+mod hitl;
+mod interrupt;
+mod loop_basics;
