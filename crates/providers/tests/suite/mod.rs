@@ -2,3 +2,4 @@ mod openai_formatter_golden;
 mod openai_model;
 mod anthropic_formatter_golden;
 mod ollama_formatter_golden;
+mod anthropic_model;
