@@ -2,3 +2,4 @@ mod common;
 mod hitl;
 mod interrupt;
 mod loop_basics;
+mod wire;
