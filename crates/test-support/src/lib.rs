@@ -22,12 +22,14 @@
 
 pub mod anthropic;
 mod fake_server;
-mod openai;
 pub mod ollama;
+mod openai;
 mod script;
+mod scripted;
 
 pub use fake_server::{FakeServer, RecordedRequest};
 pub use openai::{
     OPENAI_REQUEST_ID, OpenAiScript, openai_error, openai_invalid_api_key, openai_rate_limited,
 };
 pub use script::{BodyEnd, Chunk, ScriptedBody, ScriptedResponse};
+pub use scripted::{RecordedChatRequest, SCRIPTED_MODEL_NAME, ScriptedModel, ScriptedTurn};
