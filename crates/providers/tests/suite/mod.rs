@@ -3,3 +3,4 @@ mod openai_model;
 mod anthropic_formatter_golden;
 mod ollama_formatter_golden;
 mod anthropic_model;
+mod ollama_model;
