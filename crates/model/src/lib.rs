@@ -45,6 +45,7 @@ mod model_class;
 mod params;
 mod secret;
 mod tag;
+mod token;
 
 pub use card::{
     AUDIO_PARAMETERS, CardSpec, ModelCard, ModelStatus, THINKING_OUTPUT_TYPE, THINKING_PARAMETERS,
@@ -63,3 +64,7 @@ pub use credential::{
 pub use error::{Error, Result};
 pub use model_class::{EmbeddingFamily, ModelClass};
 pub use secret::{SECRET_MASK, Secret};
+pub use token::{
+    ApproxCounter, BpeCounter, BpeEncoding, DATA_BLOCK_TOKENS, MESSAGE_OVERHEAD, NAME_OVERHEAD,
+    REPLY_PRIMING, TOOL_CALL_OVERHEAD, TOOL_SCHEMA_OVERHEAD, TokenCounter, counter_for,
+};

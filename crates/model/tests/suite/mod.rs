@@ -5,3 +5,4 @@ mod fixtures;
 mod model_card_golden;
 mod model_cards;
 mod robustness;
+mod tokens;
