@@ -44,6 +44,7 @@ mod error;
 mod model_class;
 mod params;
 mod secret;
+mod structured;
 mod tag;
 mod token;
 
@@ -64,6 +65,11 @@ pub use credential::{
 pub use error::{Error, Result};
 pub use model_class::{EmbeddingFamily, ModelClass};
 pub use secret::{SECRET_MASK, Secret};
+pub use structured::{
+    AttemptFailure, JsonRepairer, RepairError, STRUCTURED_OUTPUT_TOOL, StructuredError,
+    StructuredOptions, StructuredOutput, Violation, generate_structured_output, parse_json_lenient,
+    repair_json_arguments, structured_output_tool,
+};
 pub use token::{
     ApproxCounter, BpeCounter, BpeEncoding, DATA_BLOCK_TOKENS, MESSAGE_OVERHEAD, NAME_OVERHEAD,
     REPLY_PRIMING, TOOL_CALL_OVERHEAD, TOOL_SCHEMA_OVERHEAD, TokenCounter, counter_for,

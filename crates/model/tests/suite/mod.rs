@@ -5,4 +5,5 @@ mod fixtures;
 mod model_card_golden;
 mod model_cards;
 mod robustness;
+mod structured;
 mod tokens;
