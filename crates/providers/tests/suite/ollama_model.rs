@@ -181,12 +181,11 @@ async fn an_unknown_model_is_a_typed_provider_error() {
         "model \"qwen3:8b\" not found, try pulling it first",
     ));
     let msgs = conversation();
-    let err = match model(&server)
+    let Err(err) = model(&server)
         .call(request(&msgs), CancellationToken::new())
         .await
-    {
-        Ok(_) => panic!("the call should fail"),
-        Err(e) => e,
+    else {
+        panic!("the call should fail")
     };
     assert_eq!(
         err,
