@@ -27,7 +27,8 @@ pub(crate) fn default_media_types() -> Vec<String> {
 /// base64 sources: remote ones are downloaded, `file://` ones read.
 ///
 /// ```
-/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use oxiscope_message::Msg;
 /// use oxiscope_model::Formatter;
 /// use oxiscope_providers::anthropic::AnthropicChatFormatter;

@@ -65,7 +65,7 @@ impl Decoder {
             "content_block_delta" => {
                 let index = index(event, &data)?;
                 let delta = data.get("delta").ok_or_else(|| missing(event, "delta"))?;
-                out.push(self.delta(event, index, delta)?);
+                out.extend(self.delta(event, index, delta)?);
             }
             "message_delta" => {
                 if let Some(usage) = data.get("usage") {
@@ -133,7 +133,14 @@ impl Decoder {
         Ok(())
     }
 
-    fn delta(&self, event: &SseEvent, index: u64, delta: &Value) -> Result<ModelDelta, ModelError> {
+    /// The delta of a `content_block_delta`, `None` for kinds that carry
+    /// nothing kept (citations, future kinds).
+    fn delta(
+        &self,
+        event: &SseEvent,
+        index: u64,
+        delta: &Value,
+    ) -> Result<Option<ModelDelta>, ModelError> {
         let field = |key: &str| {
             delta
                 .get(key)
@@ -146,9 +153,9 @@ impl Decoder {
             .and_then(Value::as_str)
             .unwrap_or_default()
         {
-            "text_delta" => Ok(ModelDelta::Text(field("text")?)),
-            "thinking_delta" => Ok(ModelDelta::Thinking(field("thinking")?)),
-            "signature_delta" => Ok(meta("signature", &field("signature")?)),
+            "text_delta" => Ok(Some(ModelDelta::Text(field("text")?))),
+            "thinking_delta" => Ok(Some(ModelDelta::Thinking(field("thinking")?))),
+            "signature_delta" => Ok(Some(meta("signature", &field("signature")?))),
             "input_json_delta" => {
                 if !self.tool_ids.contains_key(&index) {
                     return Err(ModelError::Stream {
@@ -157,15 +164,14 @@ impl Decoder {
                         ),
                     });
                 }
-                Ok(ModelDelta::ToolCall {
+                Ok(Some(ModelDelta::ToolCall {
                     index: to_usize(index),
                     id: None,
                     name: None,
                     arguments: field("partial_json")?,
-                })
+                }))
             }
-            // Citations and future delta types carry nothing we keep.
-            _ => Ok(ModelDelta::Text(String::new())),
+            _ => Ok(None),
         }
     }
 

@@ -26,7 +26,8 @@ use super::media::MediaLoader;
 /// user messages.
 ///
 /// ```
-/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use oxiscope_message::Msg;
 /// use oxiscope_model::Formatter;
 /// use oxiscope_providers::ollama::OllamaChatFormatter;
