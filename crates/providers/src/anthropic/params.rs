@@ -134,3 +134,47 @@ impl AnthropicParameters {
         Some(Value::Object(thinking))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn thinking(params: &Value) -> Option<Value> {
+        AnthropicParameters::from_json(params).unwrap().thinking()
+    }
+
+    #[test]
+    fn the_card_parameters_map_to_the_thinking_object() {
+        assert_eq!(thinking(&json!({})), None);
+        assert_eq!(thinking(&json!({"thinking_enable": false})), None);
+        assert_eq!(
+            thinking(&json!({"thinking_enable": true})),
+            Some(json!({"type": "enabled", "budget_tokens": 1024}))
+        );
+        assert_eq!(
+            thinking(
+                &json!({"thinking_enable": true, "thinking_budget": 3000, "thinking_display": "omitted"})
+            ),
+            Some(json!({"type": "enabled", "budget_tokens": 3000, "display": "omitted"}))
+        );
+        assert_eq!(
+            thinking(&json!({"thinking_enable": true, "thinking_mode": "adaptive"})),
+            Some(json!({"type": "adaptive"})),
+            "the mode wins over the switch"
+        );
+        assert_eq!(
+            thinking(&json!({"thinking_enable": true, "thinking_mode": "disabled"})),
+            Some(json!({"type": "disabled"}))
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored_and_wrong_types_rejected() {
+        let params =
+            AnthropicParameters::from_json(&json!({"max_tokens": 10, "novel": 1})).unwrap();
+        assert_eq!(params.max_tokens, Some(10));
+        assert!(AnthropicParameters::from_json(&json!({"thinking_mode": "sometimes"})).is_err());
+        assert!(AnthropicParameters::from_json(&json!({"max_tokens": "many"})).is_err());
+    }
+}

@@ -123,6 +123,32 @@ async fn streamed_text_arrives_as_deltas_then_one_complete_final_chunk() {
 }
 
 #[tokio::test]
+async fn events_split_at_awkward_byte_boundaries_decode_the_same() {
+    let server = FakeServer::start().await.unwrap();
+    let body = AnthropicStream::new(MODEL)
+        .message_start(Usage::input(2))
+        .text(0, &["h\u{e9}llo ", "w\u{f6}rld"])
+        .tool_use_start(1, "toolu_x", "Read")
+        .input_json(1, "{\"a\": 1}")
+        .message_delta("tool_use", 6)
+        .message_stop()
+        .body();
+    let response = oxiscope_test_support::ScriptedResponse::new(200)
+        .with_header("content-type", "text/event-stream")
+        .with_body_in_chunks(body, 7);
+    server.push(response);
+    let (chunks, error) = run(&server, &conversation()).await;
+    assert_eq!(error, None);
+    let last = chunks.last().unwrap();
+    assert_eq!(texts(last), vec!["h\u{e9}llo w\u{f6}rld"]);
+    let ContentBlock::ToolCall(call) = &last.content[1] else {
+        panic!("{:?}", last.content)
+    };
+    assert_eq!(call.input, "{\"a\": 1}");
+    assert_eq!(last.usage.as_ref().map(|u| u.output_tokens), Some(6));
+}
+
+#[tokio::test]
 async fn thinking_keeps_its_signature() {
     let server = FakeServer::start().await.unwrap();
     let reply = AnthropicStream::new(MODEL)

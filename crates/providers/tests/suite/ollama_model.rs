@@ -91,6 +91,50 @@ async fn streamed_thinking_and_text_accumulate_with_the_final_counts() {
 }
 
 #[tokio::test]
+async fn lines_split_at_awkward_byte_boundaries_decode_the_same() {
+    let server = FakeServer::start().await.unwrap();
+    let body = OllamaStream::new(MODEL)
+        .content("gr\u{fc}\u{df} ")
+        .content("dich")
+        .done(3, 2)
+        .body();
+    server.push(
+        ScriptedResponse::new(200)
+            .with_header("content-type", "application/x-ndjson")
+            .with_body_in_chunks(body, 5),
+    );
+    let (chunks, error) = run(&model(&server), &conversation()).await;
+    assert_eq!(error, None);
+    let ContentBlock::Text(text) = &chunks.last().unwrap().content[0] else {
+        panic!("{chunks:?}")
+    };
+    assert_eq!(text.text, "gr\u{fc}\u{df} dich");
+}
+
+#[tokio::test]
+async fn cancelling_ends_the_stream_with_what_arrived_marked_interrupted() {
+    let server = FakeServer::start().await.unwrap();
+    let stalled = OllamaStream::new(MODEL)
+        .content("partial")
+        .into_response()
+        .with_end(BodyEnd::Stall);
+    server.push(stalled);
+    let cancel = CancellationToken::new();
+    let msgs = conversation();
+    let mut stream = model(&server)
+        .call(request(&msgs), cancel.clone())
+        .await
+        .unwrap();
+    assert!(!stream.next().await.unwrap().unwrap().is_last);
+    cancel.cancel();
+    let last = stream.next().await.unwrap().unwrap();
+    assert!(last.is_last);
+    assert_eq!(last.finished_reason, FinishedReason::Interrupted);
+    assert_eq!(last.content.len(), 1);
+    assert!(stream.next().await.is_none());
+}
+
+#[tokio::test]
 async fn whole_tool_calls_become_calls_with_json_text_arguments() {
     let server = FakeServer::start().await.unwrap();
     let reply = OllamaStream::new(MODEL)
