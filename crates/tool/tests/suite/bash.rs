@@ -1,0 +1,195 @@
+//! The Bash tool: exit codes, caps, timeouts, process-tree kill.
+
+use std::path::Path;
+use std::time::Duration;
+
+use oxiscope_message::{PermissionBehavior, ToolResultState};
+use oxiscope_permission::{PermissionContext, PermissionMode};
+use oxiscope_tool::{SessionState, ToolResponse, Toolkit};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::support::{builtin_toolkit, ctx, expect, run};
+
+/// Whether a process exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next());
+            state != Some("Z") && state != Some("X")
+        }
+        Err(_) => false,
+    }
+}
+
+async fn bash(dir: &Path, command: &str) -> ToolResponse {
+    let toolkit = builtin_toolkit(dir);
+    run(
+        &toolkit,
+        "Bash",
+        json!({"command": command}),
+        ctx(dir, &SessionState::default()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_command_runs_in_the_working_directory_and_reports_exit_code_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker.txt"), "").unwrap();
+    let response = bash(dir.path(), "ls; echo err >&2").await;
+    let text = expect(&response, ToolResultState::Success);
+    assert!(
+        text.contains("marker.txt") && text.contains("err"),
+        "{text}"
+    );
+    assert_eq!(response.metadata["exit_code"], json!(0));
+}
+
+#[tokio::test]
+async fn a_failing_command_is_an_error_with_its_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = bash(dir.path(), "echo partial; exit 3").await;
+    let text = expect(&response, ToolResultState::Error);
+    assert!(
+        text.contains("partial") && text.contains("Exit code 3"),
+        "{text}"
+    );
+    assert_eq!(response.metadata["exit_code"], json!(3));
+}
+
+#[tokio::test]
+async fn long_output_is_capped_and_reported_as_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = bash(dir.path(), "head -c 200000 /dev/zero | tr '\\0' 'a'").await;
+    let text = expect(&response, ToolResultState::Success);
+    assert_eq!(response.metadata["truncated"], json!(true));
+    assert!(
+        text.contains("of 200000 bytes"),
+        "{}",
+        &text[text.len() - 100..]
+    );
+    assert!(text.len() < 40_000);
+}
+
+#[tokio::test]
+async fn non_utf8_output_is_decoded_lossily() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = bash(dir.path(), "printf 'ok \\377\\376 end'").await;
+    assert_eq!(
+        expect(&response, ToolResultState::Success),
+        "ok \u{fffd}\u{fffd} end"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_command_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = bash(dir.path(), "   ").await;
+    expect(&response, ToolResultState::Error);
+}
+
+async fn wait_for_pid(file: &Path) -> u32 {
+    for _ in 0..500 {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the command never wrote its pid");
+}
+
+#[tokio::test]
+async fn cancelling_kills_the_whole_process_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let toolkit = std::sync::Arc::new(builtin_toolkit(dir.path()));
+    let cancel = CancellationToken::new();
+    let mut call_ctx = ctx(dir.path(), &SessionState::default());
+    call_ctx.cancel = cancel.clone();
+    // The grandchild `sleep` would outlive a kill of bash alone.
+    let command = format!("sleep 300 & echo $! > '{}'; wait", pid_file.display());
+    let task = tokio::spawn({
+        let toolkit = toolkit.clone();
+        async move { run(&toolkit, "Bash", json!({"command": command}), call_ctx).await }
+    });
+    let pid = wait_for_pid(&pid_file).await;
+    assert!(alive(pid));
+    cancel.cancel();
+    let response = task.await.unwrap();
+    let text = expect(&response, ToolResultState::Interrupted);
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(
+        !alive(pid),
+        "the grandchild {pid} survived the cancellation"
+    );
+}
+
+#[tokio::test]
+async fn a_command_that_never_ends_is_killed_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let toolkit = builtin_toolkit(dir.path());
+    let command = format!(
+        "sleep 300 & echo $! > '{}'; echo started; wait",
+        pid_file.display()
+    );
+    let response = run(
+        &toolkit,
+        "Bash",
+        json!({"command": command, "timeout": 300}),
+        ctx(dir.path(), &SessionState::default()),
+    )
+    .await;
+    let text = expect(&response, ToolResultState::Error);
+    assert!(
+        text.contains("started") && text.contains("timed out after 300 ms"),
+        "{text}"
+    );
+    assert_eq!(response.metadata["timed_out"], json!(true));
+    assert!(!alive(wait_for_pid(&pid_file).await));
+}
+
+#[tokio::test]
+async fn background_children_do_not_keep_the_call_open_or_survive_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let command = format!("sleep 300 & echo $! > '{}'; echo done", pid_file.display());
+    let response = bash(dir.path(), &command).await;
+    assert_eq!(expect(&response, ToolResultState::Success).trim(), "done");
+    assert!(!alive(wait_for_pid(&pid_file).await));
+}
+
+fn decide(toolkit: &Toolkit, command: &str, mode: PermissionMode) -> PermissionBehavior {
+    let perm = PermissionContext::new(mode);
+    toolkit
+        .decide("Bash", &json!({"command": command}), &perm)
+        .unwrap()
+        .behavior
+}
+
+#[test]
+fn bash_permissions_come_from_the_permission_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let toolkit = builtin_toolkit(dir.path());
+    let bash = toolkit.tool("Bash").unwrap();
+    assert!(bash.check_read_only(&json!({"command": "ls -la"})));
+    assert!(!bash.check_read_only(&json!({"command": "rm -rf build"})));
+    assert_eq!(
+        decide(&toolkit, "git status", PermissionMode::Default),
+        PermissionBehavior::Allow
+    );
+    assert_eq!(
+        decide(&toolkit, "rm -rf build", PermissionMode::Default),
+        PermissionBehavior::Ask
+    );
+    let perm = PermissionContext::new(PermissionMode::Default);
+    let suggestions = bash.generate_suggestions(&json!({"command": "npm run build"}), &perm);
+    assert!(!suggestions.is_empty());
+}

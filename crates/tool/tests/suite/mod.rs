@@ -1,0 +1,11 @@
+mod args;
+mod bash;
+mod files;
+mod middleware;
+mod schemas;
+mod search;
+mod skills;
+mod support;
+mod tasks;
+mod toolkit;
+mod wire;

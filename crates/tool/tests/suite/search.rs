@@ -1,0 +1,249 @@
+//! Glob and Grep on a small tree.
+
+use std::fs::{File, FileTimes};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use oxiscope_message::ToolResultState;
+use oxiscope_tool::{SessionState, ToolResponse};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::support::{builtin_toolkit, ctx, expect, run};
+
+fn write(root: &Path, rel: &str, text: &str, secs_ago: u64) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    let time = SystemTime::now() - Duration::from_secs(secs_ago);
+    File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_times(FileTimes::new().set_modified(time))
+        .unwrap();
+}
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, ".gitignore", "target/\n*.log\n", 500);
+    write(
+        root,
+        "src/lib.rs",
+        "pub mod a;\nfn Alpha() {}\n// TODO: more\n",
+        300,
+    );
+    write(
+        root,
+        "src/a.rs",
+        "fn alpha() {\n    beta();\n}\nfn beta() {}\n",
+        100,
+    );
+    write(root, "src/deep/b.rs", "const X: u8 = 1;\n", 200);
+    write(root, "README.md", "# Demo\nalpha and beta\n", 400);
+    write(root, "target/out.rs", "fn alpha() {}\n", 10);
+    write(root, "debug.log", "alpha\n", 10);
+    write(root, ".hidden/h.rs", "fn alpha() {}\n", 10);
+    dir
+}
+
+async fn call(dir: &Path, tool: &str, input: Value) -> ToolResponse {
+    let toolkit = builtin_toolkit(dir);
+    run(&toolkit, tool, input, ctx(dir, &SessionState::default())).await
+}
+
+fn rel(dir: &Path, text: &str) -> Vec<String> {
+    let prefix = format!("{}/", dir.display());
+    text.lines().map(|l| l.replace(&prefix, "")).collect()
+}
+
+#[tokio::test]
+async fn glob_lists_newest_first_and_respects_gitignore() {
+    let dir = tree();
+    let response = call(dir.path(), "Glob", json!({"pattern": "**/*.rs"})).await;
+    let text = expect(&response, ToolResultState::Success);
+    assert_eq!(
+        rel(dir.path(), &text),
+        ["src/a.rs", "src/deep/b.rs", "src/lib.rs"]
+    );
+    assert_eq!(response.metadata["num_files"], json!(3));
+}
+
+#[tokio::test]
+async fn glob_matches_relative_to_the_path_and_pages() {
+    let dir = tree();
+    let top = call(
+        dir.path(),
+        "Glob",
+        json!({"pattern": "*.rs", "path": "src"}),
+    )
+    .await;
+    assert_eq!(
+        rel(dir.path(), &expect(&top, ToolResultState::Success)),
+        ["src/a.rs", "src/lib.rs"]
+    );
+    let page = call(
+        dir.path(),
+        "Glob",
+        json!({"pattern": "**/*.rs", "head_limit": 1, "offset": 1}),
+    )
+    .await;
+    let text = expect(&page, ToolResultState::Success);
+    assert_eq!(rel(dir.path(), &text)[0], "src/deep/b.rs");
+    assert!(text.contains("Showing 2-2 of 3 files"), "{text}");
+    let absolute = format!("{}/src/**/*.rs", dir.path().display());
+    let abs = call(dir.path(), "Glob", json!({"pattern": absolute})).await;
+    assert_eq!(
+        rel(dir.path(), &expect(&abs, ToolResultState::Success)).len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn glob_reports_no_files_bad_patterns_and_missing_directories() {
+    let dir = tree();
+    let none = call(dir.path(), "Glob", json!({"pattern": "**/*.py"})).await;
+    assert_eq!(expect(&none, ToolResultState::Success), "No files found");
+    let bad = call(dir.path(), "Glob", json!({"pattern": "src/[a"})).await;
+    assert!(expect(&bad, ToolResultState::Error).contains("invalid glob"));
+    let missing = call(
+        dir.path(),
+        "Glob",
+        json!({"pattern": "*", "path": "nowhere"}),
+    )
+    .await;
+    expect(&missing, ToolResultState::Error);
+}
+
+#[tokio::test]
+async fn grep_lists_matching_files_by_default() {
+    let dir = tree();
+    let response = call(dir.path(), "Grep", json!({"pattern": "alpha"})).await;
+    let text = expect(&response, ToolResultState::Success);
+    assert_eq!(rel(dir.path(), &text), ["README.md", "src/a.rs"]);
+}
+
+#[tokio::test]
+async fn grep_content_mode_shows_numbered_lines_and_context() {
+    let dir = tree();
+    let input = json!({"pattern": "beta\\(\\)", "output_mode": "content", "-B": 1, "glob": "*.rs"});
+    let response = call(dir.path(), "Grep", input).await;
+    let text = expect(&response, ToolResultState::Success);
+    assert_eq!(
+        rel(dir.path(), &text),
+        [
+            "src/a.rs-1-fn alpha() {",
+            "src/a.rs:2:    beta();",
+            "src/a.rs-3-}",
+            "src/a.rs:4:fn beta() {}"
+        ]
+    );
+    let plain = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "TODO", "output_mode": "content", "n": false}),
+    )
+    .await;
+    assert_eq!(
+        rel(dir.path(), &expect(&plain, ToolResultState::Success)),
+        ["src/lib.rs:// TODO: more"]
+    );
+}
+
+#[tokio::test]
+async fn grep_counts_ignores_case_and_filters_by_type() {
+    let dir = tree();
+    let count = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "alpha", "output_mode": "count", "i": true}),
+    )
+    .await;
+    let text = expect(&count, ToolResultState::Success);
+    let lines = rel(dir.path(), &text);
+    assert_eq!(&lines[..3], ["README.md:1", "src/a.rs:1", "src/lib.rs:1"]);
+    assert!(
+        text.contains("Found 3 matching lines in 3 files."),
+        "{text}"
+    );
+
+    let typed = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "alpha", "type": "md"}),
+    )
+    .await;
+    assert_eq!(
+        rel(dir.path(), &expect(&typed, ToolResultState::Success)),
+        ["README.md"]
+    );
+    let bad_type = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "a", "type": "nosuchtype"}),
+    )
+    .await;
+    assert!(expect(&bad_type, ToolResultState::Error).contains("nosuchtype"));
+}
+
+#[tokio::test]
+async fn grep_multiline_matches_across_lines() {
+    let dir = tree();
+    let single = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "alpha\\(\\) \\{.*beta"}),
+    )
+    .await;
+    assert_eq!(
+        expect(&single, ToolResultState::Success),
+        "No matches found"
+    );
+    let multi = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "alpha\\(\\) \\{.*beta", "multiline": true}),
+    )
+    .await;
+    assert_eq!(
+        rel(dir.path(), &expect(&multi, ToolResultState::Success)),
+        ["src/a.rs"]
+    );
+}
+
+#[tokio::test]
+async fn grep_caps_results_and_reports_bad_regexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: String = (0..50).map(|i| format!("hit {i}\n")).collect();
+    write(dir.path(), "many.txt", &many, 0);
+    let capped = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "hit", "output_mode": "content", "head_limit": 5}),
+    )
+    .await;
+    let text = expect(&capped, ToolResultState::Success);
+    assert_eq!(text.lines().filter(|l| l.contains("many.txt:")).count(), 5);
+    assert!(text.contains("Results cut after 5 entries"), "{text}");
+    let bad = call(dir.path(), "Grep", json!({"pattern": "(unclosed"})).await;
+    assert!(expect(&bad, ToolResultState::Error).contains("invalid regex"));
+}
+
+#[tokio::test]
+async fn grep_skips_binary_files_and_searches_a_single_file() {
+    let dir = tree();
+    write(dir.path(), "blob.bin", "alpha\0\0binary", 0);
+    let response = call(dir.path(), "Grep", json!({"pattern": "alpha", "path": "."})).await;
+    assert!(!expect(&response, ToolResultState::Success).contains("blob.bin"));
+    let one = call(
+        dir.path(),
+        "Grep",
+        json!({"pattern": "beta", "path": "README.md"}),
+    )
+    .await;
+    assert_eq!(
+        rel(dir.path(), &expect(&one, ToolResultState::Success)),
+        ["README.md"]
+    );
+}
