@@ -5,6 +5,7 @@ mod analyze;
 mod ast;
 mod catalog;
 mod danger;
+mod lex;
 mod parse;
 mod rules;
 mod sed;

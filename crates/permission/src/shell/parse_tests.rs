@@ -1,4 +1,5 @@
 use super::*;
+use crate::shell::ast::Expansion;
 
 fn words(script: &Script) -> Vec<Vec<String>> {
     script
