@@ -175,8 +175,7 @@ pub async fn generate_structured_output(
         if let Some(u) = &response.usage {
             add_usage(&mut usage, u);
         }
-        if response.finished_reason == FinishedReason::Interrupted || options.cancel.is_cancelled()
-        {
+        if response.finished_reason == FinishedReason::Interrupted {
             return Err(StructuredError::Interrupted { attempt, usage });
         }
         let failure = match check_answer(&response, name, &repairer) {
@@ -195,6 +194,10 @@ pub async fn generate_structured_output(
                 last: failure,
                 usage,
             });
+        }
+        if options.cancel.is_cancelled() {
+            // Cancelled after a complete but rejected answer: no retry.
+            return Err(StructuredError::Interrupted { attempt, usage });
         }
         append_feedback(&mut conversation, response.content, name, &failure, model);
     }

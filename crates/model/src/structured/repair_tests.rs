@@ -172,3 +172,47 @@ fn pydantic_style_refs_and_optionals_are_repaired() {
         json!({"stops": [{"minutes": 5}], "note": "10", "limit": null})
     );
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            ".{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{1,4}|city|population|tags", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn on_arbitrary_text(raw in ".{0,64}") {
+            let _ = repair_json_arguments(&raw, &city());
+        }
+
+        #[test]
+        fn on_json_like_text(raw in r#"[\{\}\[\]",:0-9a-z ]{0,48}"#) {
+            let _ = parse_json_lenient(&raw);
+            let _ = repair_json_arguments(&raw, &city());
+        }
+
+        #[test]
+        fn on_arbitrary_values_and_their_text(value in json_value()) {
+            let repairer = JsonRepairer::new(&city()).unwrap();
+            if let Ok(fixed) = repairer.check(value.clone()) {
+                prop_assert!(jsonschema::is_valid(&city(), &fixed));
+            }
+            let _ = repairer.repair(&value.to_string());
+            let _ = repairer.repair(&serde_json::to_string(&value.to_string()).unwrap());
+        }
+    }
+}
