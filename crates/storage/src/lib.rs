@@ -1,0 +1,55 @@
+//! Storage and messaging for the Oxiscope agent service.
+//!
+//! This crate owns where the service keeps its records and how runs talk to
+//! subscribers:
+//!
+//! - [`Storage`]: agents, credentials (sealed by the caller), sessions with
+//!   their agent state and a revision, messages, schedules and API-key
+//!   hashes; every read is scoped by the owning user.
+//! - [`MessageBus`]: per-session run locks (owner token + expiry), a replay
+//!   log per run addressed by [`Cursor`]s, live fan-out, and an inbox with a
+//!   wakeup queue.
+//!
+//! The embedded defaults are [`SqliteStorage`] (one WAL-mode SQLite file in
+//! the data directory, migrations embedded) and [`InMemoryBus`]. Both
+//! traits are object-safe (`Arc<dyn Storage>`, `Arc<dyn MessageBus>`), so
+//! networked backends plug in without touching callers. It knows nothing of
+//! HTTP, agents or encryption.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use oxiscope_storage::{InMemoryBus, MessageBus};
+//! use futures_util::StreamExt;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! let bus = InMemoryBus::new();
+//! let lease = bus.try_lock("s1", std::time::Duration::from_secs(60)).await?.ok_or("free")?;
+//! assert!(bus.try_lock("s1", std::time::Duration::from_secs(60)).await?.is_none());
+//!
+//! bus.begin_run("s1").await?;
+//! let first = bus.publish("s1", Arc::from("one")).await?;
+//! bus.publish("s1", Arc::from("two")).await?;
+//!
+//! // A late subscriber resumes behind the first event.
+//! let mut events = bus.subscribe("s1", Some(first)).await?;
+//! assert_eq!(&*events.next().await.ok_or("replayed")?.payload, "two");
+//! assert!(bus.unlock(&lease).await?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod bus;
+mod error;
+mod record;
+mod sqlite;
+mod storage;
+
+pub use bus::{BusEvent, Cursor, EventStream, InMemoryBus, MessageBus, RunLease};
+pub use error::{Error, Result};
+pub use record::{
+    AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,
+    StoredMessage, new_id, now,
+};
+pub use sqlite::{DATABASE_FILE, SqliteStorage};
+pub use storage::{BoxFuture, Storage};

@@ -1,0 +1,64 @@
+//! The embedded default store: one SQLite file in WAL mode.
+
+mod migrate;
+mod records;
+mod sessions;
+mod storage_impl;
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use crate::error::{Error, Result};
+
+/// The file name of the database inside the data directory.
+pub const DATABASE_FILE: &str = "oxiscope.db";
+
+/// [`crate::Storage`] on a SQLite file, migrations embedded in the binary.
+#[derive(Debug, Clone)]
+pub struct SqliteStorage {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl SqliteStorage {
+    /// Opens (creating when missing) `oxiscope.db` in `data_dir`, switches it
+    /// to WAL and applies pending migrations.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the directory cannot be created, [`Error::Database`]
+    /// when the file cannot be opened, [`Error::Migration`] when the schema
+    /// cannot be brought up to date.
+    pub async fn open(data_dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(data_dir).map_err(|source| Error::Io {
+            path: data_dir.to_path_buf(),
+            source,
+        })?;
+        let path = data_dir.join(DATABASE_FILE);
+        let options = SqliteConnectOptions::from_str("sqlite://")?
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(false);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await?;
+        migrate::run(&pool).await?;
+        Ok(Self { pool, path })
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Closes every connection (after in-flight queries).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

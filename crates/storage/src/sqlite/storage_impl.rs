@@ -1,0 +1,157 @@
+//! [`Storage`] for [`SqliteStorage`]: boxes the inherent methods.
+
+use serde_json::Value;
+
+use super::SqliteStorage;
+use super::records::Table;
+use crate::error::Result;
+use crate::record::{
+    AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,
+};
+use crate::storage::{BoxFuture, Storage};
+
+impl Storage for SqliteStorage {
+    fn ping(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(self.ping_db())
+    }
+
+    fn create_agent<'a>(&'a self, agent: &'a AgentRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.agent_insert(agent))
+    }
+
+    fn get_agent<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<AgentRecord>>> {
+        Box::pin(self.agent_get(user_id, id))
+    }
+
+    fn list_agents<'a>(&'a self, user_id: &'a str) -> BoxFuture<'a, Result<Vec<AgentRecord>>> {
+        Box::pin(self.agent_list(user_id))
+    }
+
+    fn update_agent<'a>(&'a self, agent: &'a AgentRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.agent_update(agent))
+    }
+
+    fn delete_agent<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.delete_owned(Table::Agents, user_id, id))
+    }
+
+    fn create_credential<'a>(&'a self, c: &'a CredentialRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.credential_insert(c))
+    }
+
+    fn get_credential<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<CredentialRecord>>> {
+        Box::pin(self.credential_get(user_id, id))
+    }
+
+    fn list_credentials<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<CredentialRecord>>> {
+        Box::pin(self.credential_list(user_id))
+    }
+
+    fn update_credential<'a>(&'a self, c: &'a CredentialRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.credential_update(c))
+    }
+
+    fn delete_credential<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.delete_owned(Table::Credentials, user_id, id))
+    }
+
+    fn create_session<'a>(&'a self, s: &'a SessionRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.session_insert(s))
+    }
+
+    fn get_session<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>>> {
+        Box::pin(self.session_get(user_id, id))
+    }
+
+    fn find_session<'a>(
+        &'a self,
+        user_id: &'a str,
+        agent_id: &'a str,
+        workspace_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>>> {
+        Box::pin(self.session_find(user_id, agent_id, workspace_id))
+    }
+
+    fn list_sessions<'a>(
+        &'a self,
+        user_id: &'a str,
+        agent_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionRecord>>> {
+        Box::pin(self.session_list(user_id, agent_id))
+    }
+
+    fn update_session_config<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+        config: &'a Value,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.session_update_config(user_id, id, config))
+    }
+
+    fn delete_session<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.session_delete(user_id, id))
+    }
+
+    fn commit_reply<'a>(
+        &'a self,
+        session_id: &'a str,
+        expected_revision: i64,
+        state: &'a Value,
+        messages: &'a [Value],
+    ) -> BoxFuture<'a, Result<i64>> {
+        Box::pin(self.reply_commit(session_id, expected_revision, state, messages))
+    }
+
+    fn list_messages<'a>(
+        &'a self,
+        session_id: &'a str,
+        before: Option<&'a str>,
+        offset: u32,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<MessagePage>> {
+        Box::pin(self.message_page(session_id, before, offset, limit))
+    }
+
+    fn create_schedule<'a>(&'a self, s: &'a ScheduleRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.schedule_insert(s))
+    }
+
+    fn list_schedules<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<ScheduleRecord>>> {
+        Box::pin(self.schedule_list(user_id))
+    }
+
+    fn delete_schedule<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.delete_owned(Table::Schedules, user_id, id))
+    }
+
+    fn create_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.api_key_insert(key))
+    }
+
+    fn find_api_key<'a>(&'a self, hash: &'a str) -> BoxFuture<'a, Result<Option<ApiKeyRecord>>> {
+        Box::pin(self.api_key_find(hash))
+    }
+}

@@ -1,0 +1,209 @@
+//! The [`Storage`] trait: every record the service keeps.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::record::{
+    AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,
+};
+
+/// A boxed, sendable future: the trait is used as `Arc<dyn Storage>`, so its
+/// methods return these instead of being `async fn`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The service's records. Every read that takes a `user_id` returns only
+/// that user's records: another user's id is indistinguishable from a
+/// missing one.
+///
+/// Implementations must be safe to share between many tasks and, for
+/// multi-replica backends, between processes: the revision check of
+/// [`Storage::commit_reply`] is what keeps a stale writer from overwriting
+/// a newer state.
+///
+/// # Cancel safety
+/// Dropping a returned future before it completes may or may not have
+/// applied a write; a single write is atomic either way.
+pub trait Storage: Send + Sync + std::fmt::Debug {
+    /// Checks the store answers (for `/health`).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn ping(&self) -> BoxFuture<'_, Result<()>>;
+
+    /// Adds an agent.
+    ///
+    /// # Errors
+    /// The backend's failure (a duplicate id included).
+    fn create_agent<'a>(&'a self, agent: &'a AgentRecord) -> BoxFuture<'a, Result<()>>;
+    /// One of the user's agents.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing agent is `Ok(None)`.
+    fn get_agent<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<AgentRecord>>>;
+    /// The user's agents, oldest first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_agents<'a>(&'a self, user_id: &'a str) -> BoxFuture<'a, Result<Vec<AgentRecord>>>;
+    /// Replaces an agent's data and `updated_at`.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when the user has no such agent.
+    fn update_agent<'a>(&'a self, agent: &'a AgentRecord) -> BoxFuture<'a, Result<()>>;
+    /// Deletes an agent; `false` when the user had none with that id.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_agent<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>>;
+
+    /// Adds a credential.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn create_credential<'a>(&'a self, c: &'a CredentialRecord) -> BoxFuture<'a, Result<()>>;
+    /// One of the user's credentials.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_credential<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<CredentialRecord>>>;
+    /// The user's credentials, oldest first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_credentials<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<CredentialRecord>>>;
+    /// Replaces a credential's sealed document and `updated_at`.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when the user has no such credential.
+    fn update_credential<'a>(&'a self, c: &'a CredentialRecord) -> BoxFuture<'a, Result<()>>;
+    /// Deletes a credential; `false` when the user had none with that id.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_credential<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
+
+    /// Adds a session.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn create_session<'a>(&'a self, s: &'a SessionRecord) -> BoxFuture<'a, Result<()>>;
+    /// One of the user's sessions.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_session<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>>>;
+    /// The user's session for an agent in a workspace, if one exists.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn find_session<'a>(
+        &'a self,
+        user_id: &'a str,
+        agent_id: &'a str,
+        workspace_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>>>;
+    /// The user's sessions with an agent, newest change first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_sessions<'a>(
+        &'a self,
+        user_id: &'a str,
+        agent_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionRecord>>>;
+    /// Replaces a session's config and `updated_at` (not its state).
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when the user has no such session.
+    fn update_session_config<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+        config: &'a Value,
+    ) -> BoxFuture<'a, Result<()>>;
+    /// Deletes a session and its messages; `false` when there was none.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_session<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>>;
+
+    /// Persists what a reply produced, atomically: each message is inserted
+    /// or, when its id is already stored for the session, replaced in place;
+    /// then the state is written if the stored revision still equals
+    /// `expected_revision`. Returns the new revision.
+    ///
+    /// # Errors
+    /// [`crate::Error::StaleRevision`] when another writer got there first
+    /// (nothing is written), [`crate::Error::NotFound`] for a missing
+    /// session.
+    fn commit_reply<'a>(
+        &'a self,
+        session_id: &'a str,
+        expected_revision: i64,
+        state: &'a Value,
+        messages: &'a [Value],
+    ) -> BoxFuture<'a, Result<i64>>;
+    /// A page of a session's messages, newest first: up to `limit` messages
+    /// older than the message `before` (all when `None`), after skipping
+    /// `offset`.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_messages<'a>(
+        &'a self,
+        session_id: &'a str,
+        before: Option<&'a str>,
+        offset: u32,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<MessagePage>>;
+
+    /// Adds a schedule.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn create_schedule<'a>(&'a self, s: &'a ScheduleRecord) -> BoxFuture<'a, Result<()>>;
+    /// The user's schedules, oldest first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_schedules<'a>(&'a self, user_id: &'a str)
+    -> BoxFuture<'a, Result<Vec<ScheduleRecord>>>;
+    /// Deletes a schedule; `false` when there was none.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_schedule<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>>;
+
+    /// Stores an API key's hash.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn create_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> BoxFuture<'a, Result<()>>;
+    /// The user an API key hash belongs to.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn find_api_key<'a>(&'a self, hash: &'a str) -> BoxFuture<'a, Result<Option<ApiKeyRecord>>>;
+}

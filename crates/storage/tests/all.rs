@@ -1,0 +1,4 @@
+//! Integration tests of oxiscope-storage.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;

@@ -1,0 +1,2 @@
+mod bus;
+mod sqlite;

@@ -1,0 +1,189 @@
+use oxiscope_storage::{
+    AgentRecord, ApiKeyRecord, CredentialRecord, Error, ScheduleRecord, SessionRecord,
+    SqliteStorage, Storage, new_id, now,
+};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn agent(user: &str, name: &str) -> AgentRecord {
+    AgentRecord {
+        id: new_id(),
+        user_id: user.to_owned(),
+        created_at: now(),
+        updated_at: now(),
+        data: json!({"name": name, "system_prompt": "Hi ü"}),
+    }
+}
+
+fn session(user: &str, agent_id: &str) -> SessionRecord {
+    SessionRecord {
+        id: new_id(),
+        user_id: user.to_owned(),
+        agent_id: agent_id.to_owned(),
+        workspace_id: agent_id.to_owned(),
+        created_at: now(),
+        updated_at: now(),
+        config: json!({"name": "s"}),
+        state: json!({"context": []}),
+        revision: 0,
+    }
+}
+
+fn msg(id: &str, text: &str) -> Value {
+    json!({"id": id, "role": "user", "content": text})
+}
+
+#[tokio::test]
+async fn records_are_scoped_to_their_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteStorage::open(dir.path()).await.unwrap();
+    let a = agent("alice", "A");
+    db.create_agent(&a).await.unwrap();
+    assert_eq!(db.get_agent("alice", &a.id).await.unwrap(), Some(a.clone()));
+    assert_eq!(db.get_agent("bob", &a.id).await.unwrap(), None);
+    assert!(db.list_agents("bob").await.unwrap().is_empty());
+    assert!(!db.delete_agent("bob", &a.id).await.unwrap());
+
+    let mut stolen = a.clone();
+    stolen.user_id = "bob".into();
+    assert!(matches!(
+        db.update_agent(&stolen).await,
+        Err(Error::NotFound { kind: "agent", .. })
+    ));
+
+    let mut changed = a.clone();
+    changed.data = json!({"name": "B"});
+    db.update_agent(&changed).await.unwrap();
+    assert_eq!(db.list_agents("alice").await.unwrap(), vec![changed]);
+    assert!(db.delete_agent("alice", &a.id).await.unwrap());
+    assert!(db.list_agents("alice").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn credentials_schedules_and_api_keys_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteStorage::open(dir.path()).await.unwrap();
+    let c = CredentialRecord {
+        id: new_id(),
+        user_id: "u".into(),
+        created_at: now(),
+        updated_at: now(),
+        sealed: "v1:opaque".into(),
+    };
+    db.create_credential(&c).await.unwrap();
+    assert_eq!(
+        db.get_credential("u", &c.id).await.unwrap(),
+        Some(c.clone())
+    );
+    assert_eq!(db.get_credential("x", &c.id).await.unwrap(), None);
+    let mut c2 = c.clone();
+    c2.sealed = "v1:other".into();
+    db.update_credential(&c2).await.unwrap();
+    assert_eq!(db.list_credentials("u").await.unwrap(), vec![c2]);
+    assert!(db.delete_credential("u", &c.id).await.unwrap());
+
+    let s = ScheduleRecord {
+        id: new_id(),
+        user_id: "u".into(),
+        created_at: now(),
+        updated_at: now(),
+        data: json!({"cron": "0 * * * *"}),
+    };
+    db.create_schedule(&s).await.unwrap();
+    assert_eq!(db.list_schedules("u").await.unwrap(), vec![s.clone()]);
+    assert!(!db.delete_schedule("x", &s.id).await.unwrap());
+    assert!(db.delete_schedule("u", &s.id).await.unwrap());
+
+    let k = ApiKeyRecord {
+        hash: "ab".repeat(32),
+        user_id: "u".into(),
+        label: "ci".into(),
+        created_at: now(),
+    };
+    db.create_api_key(&k).await.unwrap();
+    assert_eq!(db.find_api_key(&k.hash).await.unwrap(), Some(k));
+    assert_eq!(db.find_api_key("nope").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn commit_reply_checks_the_revision_and_upserts_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteStorage::open(dir.path()).await.unwrap();
+    let s = session("u", "a1");
+    db.create_session(&s).await.unwrap();
+
+    let rev = db
+        .commit_reply(
+            &s.id,
+            0,
+            &json!({"v": 1}),
+            &[msg("m1", "hi"), msg("m2", "draft")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rev, 1);
+    // A stale writer (still at revision 0) changes nothing.
+    let stale = db
+        .commit_reply(&s.id, 0, &json!({"v": "stale"}), &[msg("m3", "lost")])
+        .await;
+    assert!(matches!(
+        stale,
+        Err(Error::StaleRevision {
+            expected: 0,
+            found: 1,
+            ..
+        })
+    ));
+    // The same message id is replaced in place, not duplicated.
+    db.commit_reply(&s.id, 1, &json!({"v": 2}), &[msg("m2", "final")])
+        .await
+        .unwrap();
+
+    let stored = db.get_session("u", &s.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, json!({"v": 2}));
+    assert_eq!(stored.revision, 2);
+
+    let page = db.list_messages(&s.id, None, 0, 50).await.unwrap();
+    let ids: Vec<_> = page.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["m2", "m1"]);
+    assert_eq!(page.messages[0].msg["content"], "final");
+    assert!(!page.has_more);
+
+    let first = db.list_messages(&s.id, None, 0, 1).await.unwrap();
+    assert!(first.has_more);
+    let older = db.list_messages(&s.id, Some("m2"), 0, 1).await.unwrap();
+    assert_eq!(older.messages[0].id, "m1");
+    assert!(!older.has_more);
+    assert!(matches!(
+        db.commit_reply("missing", 0, &json!({}), &[]).await,
+        Err(Error::NotFound { .. })
+    ));
+}
+
+#[tokio::test]
+async fn sessions_are_found_by_owner_agent_and_workspace_and_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = session("u", "a1");
+    {
+        let db = SqliteStorage::open(dir.path()).await.unwrap();
+        db.create_session(&s).await.unwrap();
+        db.update_session_config("u", &s.id, &json!({"name": "renamed"}))
+            .await
+            .unwrap();
+        db.close().await;
+    }
+    let db = SqliteStorage::open(dir.path()).await.unwrap();
+    let found = db.find_session("u", "a1", "a1").await.unwrap().unwrap();
+    assert_eq!(found.id, s.id);
+    assert_eq!(found.config, json!({"name": "renamed"}));
+    assert_eq!(db.find_session("other", "a1", "a1").await.unwrap(), None);
+    assert_eq!(db.list_sessions("u", "a1").await.unwrap().len(), 1);
+    assert!(
+        db.update_session_config("x", &s.id, &json!({}))
+            .await
+            .is_err()
+    );
+    assert!(db.delete_session("u", &s.id).await.unwrap());
+    assert_eq!(db.get_session("u", &s.id).await.unwrap(), None);
+    db.ping().await.unwrap();
+}
