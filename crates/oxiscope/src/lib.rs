@@ -5,3 +5,4 @@
 
 pub use oxiscope_message as message;
 pub use oxiscope_permission as permission;
+pub mod render;

@@ -1,6 +1,9 @@
 //! Subcommands of the `oxiscope` binary, one module each.
 
+mod chat;
+mod config;
 mod permission;
+mod sessions;
 
 use std::process::ExitCode;
 
@@ -19,11 +22,22 @@ enum Command {
     /// Work with permission rules.
     #[command(subcommand)]
     Permission(permission::PermissionCommand),
+    /// Chat with an agent in the terminal (or answer one prompt with -p).
+    Chat(Box<chat::ChatArgs>),
+    /// Where the configuration and data live.
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
+    /// Sessions saved by `oxiscope chat --session`.
+    #[command(subcommand)]
+    Sessions(sessions::SessionsCommand),
 }
 
 /// Runs the parsed command line.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Permission(command) => permission::run(command),
+        Command::Chat(args) => chat::run(&args),
+        Command::Config(command) => config::run(&command),
+        Command::Sessions(command) => sessions::run(&command),
     }
 }

@@ -1,0 +1,198 @@
+//! The interactive console: the `user>` prompt with line editing and
+//! persisted history, live rendering, per-call confirmations, Ctrl+C.
+#![allow(clippy::print_stdout)]
+
+use std::io::{Stdout, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use oxiscope_agent::{Agent, Awaiting, ReplyInput};
+use oxiscope_message::{
+    ConfirmResult, Msg, RequireUserConfirmEvent, ToolCallBlock, ToolCallState,
+    UserConfirmResultEvent, UserInterruptEvent,
+};
+use oxiscope_permission::format_rule;
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+use tokio::runtime::Runtime;
+
+use super::drive::{Ending, drive};
+use super::session::Session;
+use oxiscope::render::ConsoleRenderer;
+
+/// The user's name on their messages.
+const USER: &str = "user";
+
+/// What the user answered at a confirmation prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Once,
+    Always,
+    Deny,
+    Interrupt,
+}
+
+/// The interactive loop and what it needs.
+pub(crate) struct Console {
+    pub(crate) agent: Agent,
+    pub(crate) renderer: ConsoleRenderer<Stdout>,
+    pub(crate) session: Option<Session>,
+    pub(crate) history: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Console {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Console").finish_non_exhaustive()
+    }
+}
+
+impl Console {
+    /// Runs until `exit`, `quit` or Ctrl+D.
+    pub(crate) fn run(mut self, rt: &Runtime) -> anyhow::Result<ExitCode> {
+        let mut editor = DefaultEditor::new()?;
+        if let Some(path) = &self.history {
+            // A missing or unreadable history is not worth stopping for.
+            let _ = editor.load_history(path);
+        }
+        self.resume_parked(rt, &mut editor)?;
+        loop {
+            let line = match editor.readline(&format!("{USER}> ")) {
+                Ok(line) => line,
+                Err(ReadlineError::Interrupted) => {
+                    println!("(type exit or press Ctrl+D to leave)");
+                    continue;
+                }
+                Err(ReadlineError::Eof) => break,
+                Err(e) => return Err(e.into()),
+            };
+            let text = line.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if matches!(text, "exit" | "quit") {
+                break;
+            }
+            let _ = editor.add_history_entry(text);
+            if let Some(path) = &self.history {
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                let _ = editor.save_history(path);
+            }
+            self.renderer.clear();
+            let input = Msg::user(USER, text)?;
+            self.reply(rt, &mut editor, input.into())?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// A resumed session whose reply waits for the user: ask now.
+    fn resume_parked(&mut self, rt: &Runtime, editor: &mut DefaultEditor) -> anyhow::Result<()> {
+        let state = rt.block_on(self.agent.state());
+        let Some(reply_id) = state.reply_msg().map(|m| m.id.clone()) else {
+            return Ok(());
+        };
+        match state.awaiting() {
+            Some(Awaiting::Permission) => {
+                let calls: Vec<ToolCallBlock> = state
+                    .pending_tool_calls()
+                    .into_iter()
+                    .filter(|c| c.state == ToolCallState::Asking)
+                    .cloned()
+                    .collect();
+                println!("The saved session has a reply waiting for your confirmation.");
+                let event = RequireUserConfirmEvent::new(reply_id, calls);
+                self.renderer.render(&event.clone().into())?;
+                let next = self.confirm(editor, &event)?;
+                self.reply(rt, editor, next)
+            }
+            Some(Awaiting::ExternalResult) => {
+                println!(
+                    "The saved session waits for external tool results, which the console cannot run; \
+                     the reply is interrupted."
+                );
+                self.reply(rt, editor, UserInterruptEvent::new(reply_id).into())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Streams a reply, answering confirmation requests until it ends; saves
+    /// the session after each stream.
+    fn reply(
+        &mut self,
+        rt: &Runtime,
+        editor: &mut DefaultEditor,
+        mut input: ReplyInput,
+    ) -> anyhow::Result<()> {
+        loop {
+            let renderer = &mut self.renderer;
+            let ending = rt.block_on(drive(&self.agent, input, |e| renderer.render(e)));
+            self.save(rt)?;
+            match ending? {
+                Ending::Finished(_) => return Ok(()),
+                Ending::Confirm(event) => input = self.confirm(editor, &event)?,
+                Ending::External(event) => {
+                    println!("The reply waits for external tool results; it is interrupted.");
+                    input = UserInterruptEvent::new(event.reply_id).into();
+                }
+            }
+        }
+    }
+
+    /// Asks about each call; Ctrl+C or Ctrl+D interrupts the reply.
+    fn confirm(
+        &mut self,
+        editor: &mut DefaultEditor,
+        event: &RequireUserConfirmEvent,
+    ) -> anyhow::Result<ReplyInput> {
+        let mut results = Vec::new();
+        for call in &event.tool_calls {
+            let answer = ask(editor, call)?;
+            let (confirmed, rules) = match answer {
+                Answer::Interrupt => {
+                    return Ok(UserInterruptEvent::new(event.reply_id.clone()).into());
+                }
+                Answer::Once => (true, None),
+                Answer::Always => (true, Some(call.suggested_rules.clone())),
+                Answer::Deny => (false, None),
+            };
+            results.push(ConfirmResult {
+                confirmed,
+                tool_call: call.clone(),
+                rules,
+            });
+        }
+        Ok(UserConfirmResultEvent::new(event.reply_id.clone(), results).into())
+    }
+
+    fn save(&self, rt: &Runtime) -> anyhow::Result<()> {
+        if let Some(session) = &self.session {
+            let state = rt.block_on(self.agent.state());
+            session.save(&state)?;
+        }
+        Ok(())
+    }
+}
+
+/// One confirmation prompt.
+fn ask(editor: &mut DefaultEditor, call: &ToolCallBlock) -> anyhow::Result<Answer> {
+    let title = oxiscope::render::tool_call_title(call);
+    let always = if call.suggested_rules.is_empty() {
+        "[a] allow and remember".to_owned()
+    } else {
+        let rules: Vec<String> = call.suggested_rules.iter().map(format_rule).collect();
+        format!("[a] allow and add rule {}", rules.join(", "))
+    };
+    println!("Allow {title}?  [y] allow once  {always}  [n] deny");
+    std::io::stdout().flush()?;
+    match editor.readline("allow? [y/a/N] ") {
+        Ok(line) => Ok(match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Answer::Once,
+            "a" | "always" => Answer::Always,
+            _ => Answer::Deny,
+        }),
+        Err(ReadlineError::Interrupted | ReadlineError::Eof) => Ok(Answer::Interrupt),
+        Err(e) => Err(e.into()),
+    }
+}

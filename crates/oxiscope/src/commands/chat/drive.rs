@@ -1,0 +1,94 @@
+//! Running one reply stream to its end, with Ctrl+C interrupting it.
+
+use futures_util::StreamExt as _;
+use oxiscope_agent::{Agent, ReplyInput};
+use oxiscope_message::{
+    AgentEvent, ReplyEndEvent, RequireExternalExecutionEvent, RequireUserConfirmEvent,
+};
+
+/// How a reply stream ended.
+#[derive(Debug, Clone)]
+pub(crate) enum Ending {
+    /// With a reply end (`None`: the stream was empty, e.g. an interrupt of
+    /// an idle agent, or it was abandoned).
+    Finished(Option<ReplyEndEvent>),
+    /// Parked: these calls need the user's confirmation.
+    Confirm(RequireUserConfirmEvent),
+    /// Parked: these calls must be run outside the agent.
+    External(RequireExternalExecutionEvent),
+}
+
+/// Streams the reply to `input` through `on_event`. The first Ctrl+C
+/// interrupts the reply (the stream still ends with its reply end); a
+/// second one abandons the stream, which interrupts it as well.
+///
+/// # Cancel safety
+/// Dropping the future drops the stream, which interrupts the reply.
+pub(crate) async fn drive(
+    agent: &Agent,
+    input: ReplyInput,
+    mut on_event: impl FnMut(&AgentEvent) -> std::io::Result<()>,
+) -> anyhow::Result<Ending> {
+    let mut stream = agent.reply_stream(input);
+    let mut interrupts = Interrupts::new()?;
+    let mut pressed = 0;
+    let mut last = None;
+    loop {
+        tokio::select! {
+            event = stream.next() => {
+                let Some(event) = event else { break };
+                on_event(&event)?;
+                last = Some(event);
+            }
+            () = interrupts.next(), if pressed < 2 => {
+                pressed += 1;
+                if pressed == 1 {
+                    stream.interrupt();
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(match last {
+        Some(AgentEvent::RequireUserConfirm(e)) => Ending::Confirm(e),
+        Some(AgentEvent::RequireExternalExecution(e)) => Ending::External(e),
+        Some(AgentEvent::ReplyEnd(e)) => Ending::Finished(Some(e)),
+        _ => Ending::Finished(None),
+    })
+}
+
+/// Ctrl+C presses (SIGINT) while a reply streams.
+struct Interrupts {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    #[cfg(unix)]
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            signal: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn new() -> std::io::Result<Self> {
+        Ok(Self {})
+    }
+
+    #[cfg(unix)]
+    async fn next(&mut self) {
+        if self.signal.recv().await.is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn next(&mut self) {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `oxiscope chat`: the terminal console, and its one-shot mode `-p`.
+
+mod console;
+mod drive;
+mod oneshot;
+mod provider;
+pub(crate) mod session;
+pub(crate) mod settings;
+mod setup;
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use oxiscope::render::ConsoleRenderer;
+
+use self::session::{Session, SessionStore};
+
+/// Options of `oxiscope chat`. Each setting comes from the flag, else the
+/// environment, else the config file (`oxiscope config path`).
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct ChatArgs {
+    /// Model provider: openai, anthropic, ollama, deepseek, moonshot, xai,
+    /// volcengine, dashscope or vllm [env: OXISCOPE_PROVIDER; default: the
+    /// one whose key is set, e.g. OPENAI_API_KEY].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider: Option<String>,
+    /// Model name [env: OXISCOPE_MODEL; default: the provider's].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: Option<String>,
+    /// Endpoint [env: OXISCOPE_BASE_URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
+    /// OLLAMA_HOST].
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// API key [env: OXISCOPE_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY, ...].
+    #[arg(long, value_name = "KEY")]
+    pub(crate) api_key: Option<String>,
+    /// Permission mode: default, accept-edits, explore, bypass or dont-ask
+    /// [env: OXISCOPE_MODE; default: default, or dont-ask with -p].
+    #[arg(long, value_name = "MODE")]
+    pub(crate) mode: Option<String>,
+    /// An allow rule, `Tool(content)` or `Tool` (repeatable), as in
+    /// `oxiscope permission check`.
+    #[arg(long = "allow", value_name = "RULE")]
+    pub(crate) allow: Vec<String>,
+    /// An ask rule (repeatable).
+    #[arg(long = "ask", value_name = "RULE")]
+    pub(crate) ask: Vec<String>,
+    /// A deny rule (repeatable).
+    #[arg(long = "deny", value_name = "RULE")]
+    pub(crate) deny: Vec<String>,
+    /// Save the agent state after every reply under this name in the data
+    /// dir, and resume it when it exists.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) session: Option<String>,
+    /// quiet, default or debug [env: OXISCOPE_VERBOSITY].
+    #[arg(long, value_name = "LEVEL")]
+    pub(crate) verbosity: Option<String>,
+    /// Lines of a tool result shown before the rest collapses (0: all)
+    /// [env: OXISCOPE_MAX_TOOL_LINES; default: 20].
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tool_lines: Option<usize>,
+    /// No colours (also when NO_COLOR is set or stdout is not a terminal).
+    #[arg(long)]
+    pub(crate) no_color: bool,
+    /// One-shot: answer this prompt (`-`: read it from stdin), print the
+    /// answer and exit.
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
+    pub(crate) prompt: Option<String>,
+    /// What -p prints: the answer's text, the reply message as JSON, or
+    /// every event as a JSON line.
+    #[arg(long, value_enum, default_value_t, requires = "prompt")]
+    pub(crate) output: oneshot::Output,
+}
+
+/// Runs `oxiscope chat`.
+pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
+    let config_path = settings::config_path()?;
+    let file = settings::load_config(&config_path)?;
+    let env = |k: &str| std::env::var(k).ok();
+    let mut settings = match settings::resolve(args, &env, &file, args.prompt.is_some())? {
+        Ok(settings) => settings,
+        Err(reason) => {
+            eprint!("{}", settings::how_to_configure(&reason, &config_path));
+            return Ok(ExitCode::from(2));
+        }
+    };
+    settings.render.color &= std::io::stdout().is_terminal();
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let model = {
+        let _entered = rt.enter();
+        settings.model.build()?
+    };
+    let session = match &args.session {
+        Some(name) => Some(Session {
+            store: SessionStore::new(&settings::data_dir()?),
+            name: name.clone(),
+        }),
+        None => None,
+    };
+    let saved = match &session {
+        Some(s) => s.store.load(&s.name)?,
+        None => None,
+    };
+    let workdir = std::env::current_dir()?;
+    let agent = setup::agent(model, &settings, saved, &workdir)?;
+
+    if let Some(prompt) = &args.prompt {
+        return oneshot::run(&rt, &agent, prompt, args.output, session.as_ref());
+    }
+    let history: Option<PathBuf> = settings::data_dir().ok().map(|d| d.join("history.txt"));
+    let console = console::Console {
+        agent,
+        renderer: ConsoleRenderer::new(std::io::stdout(), settings.render.clone()),
+        session,
+        history,
+    };
+    console.run(&rt)
+}

@@ -1,0 +1,143 @@
+use std::collections::HashMap;
+
+use oxiscope_permission::PermissionMode;
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    move |k: &str| map.get(k).cloned()
+}
+
+fn settings(args: &ChatArgs, env: &[(&str, &str)], file: &ConfigFile) -> Settings {
+    resolve(args, &env_of(env), file, false).unwrap().unwrap()
+}
+
+#[test]
+fn flags_win_over_environment_over_file() {
+    let file: ConfigFile = toml::from_str(
+        r#"
+        provider = "openai"
+        model = "from-file"
+        base_url = "http://file"
+        api_key = "file-key"
+        "#,
+    )
+    .unwrap();
+    let env = [
+        ("OXISCOPE_MODEL", "from-env"),
+        ("OPENAI_BASE_URL", "http://env"),
+    ];
+    let none = ChatArgs::default();
+    let s = settings(&none, &env, &file);
+    assert_eq!(s.model.model, "from-env");
+    assert_eq!(s.model.base_url.as_deref(), Some("http://env"));
+    assert_eq!(s.model.api_key.as_deref(), Some("file-key"));
+
+    let flags = ChatArgs {
+        model: Some("from-flag".into()),
+        api_key: Some("flag-key".into()),
+        ..ChatArgs::default()
+    };
+    let s = settings(&flags, &env, &file);
+    assert_eq!(s.model.model, "from-flag");
+    assert_eq!(s.model.api_key.as_deref(), Some("flag-key"));
+}
+
+#[test]
+fn the_provider_is_inferred_from_the_key_in_the_environment() {
+    let s = settings(
+        &ChatArgs::default(),
+        &[("ANTHROPIC_API_KEY", "k")],
+        &ConfigFile::default(),
+    );
+    assert_eq!(s.model.provider, Provider::Anthropic);
+    assert_eq!(s.model.model, "claude-sonnet-4-5");
+    let s = settings(
+        &ChatArgs::default(),
+        &[("OLLAMA_HOST", "http://gpu:11434")],
+        &ConfigFile::default(),
+    );
+    assert_eq!(s.model.provider, Provider::Ollama);
+    assert_eq!(s.model.base_url.as_deref(), Some("http://gpu:11434"));
+    assert_eq!(s.model.api_key, None);
+}
+
+#[test]
+fn nothing_configured_says_so() {
+    let out = resolve(
+        &ChatArgs::default(),
+        &env_of(&[]),
+        &ConfigFile::default(),
+        false,
+    )
+    .unwrap();
+    let reason = out.unwrap_err();
+    let text = how_to_configure(&reason, Path::new("/cfg/config.toml"));
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(text.contains("/cfg/config.toml"));
+    let keyless = ChatArgs {
+        provider: Some("openai".into()),
+        ..ChatArgs::default()
+    };
+    let out = resolve(&keyless, &env_of(&[]), &ConfigFile::default(), false).unwrap();
+    assert!(out.unwrap_err().0.contains("OPENAI_API_KEY"));
+}
+
+#[test]
+fn rules_from_file_and_flags_join_and_one_shot_defaults_to_dont_ask() {
+    let file: ConfigFile = toml::from_str(
+        r#"
+        [permissions]
+        allow = ["Bash(git status:*)"]
+        deny = ["Write(**/.env)"]
+        "#,
+    )
+    .unwrap();
+    let args = ChatArgs {
+        allow: vec!["Read".into()],
+        ..ChatArgs::default()
+    };
+    let env = [("OPENAI_API_KEY", "k")];
+    let out = resolve(&args, &env_of(&env), &file, true).unwrap().unwrap();
+    assert_eq!(out.permissions.mode, PermissionMode::DontAsk);
+    assert!(!out.mode_given);
+    let allowed: Vec<String> = out
+        .permissions
+        .allow_rules
+        .values()
+        .flatten()
+        .map(oxiscope_permission::format_rule)
+        .collect();
+    assert_eq!(allowed, ["Bash(git status:*)", "Read"]);
+    assert_eq!(out.permissions.deny_rules.len(), 1);
+
+    let explicit = ChatArgs {
+        mode: Some("accept-edits".into()),
+        ..ChatArgs::default()
+    };
+    let out = resolve(&explicit, &env_of(&env), &file, true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.permissions.mode, PermissionMode::AcceptEdits);
+}
+
+#[test]
+fn bad_values_are_errors_not_panics() {
+    let env = env_of(&[("OPENAI_API_KEY", "k")]);
+    let bad_mode = ChatArgs {
+        mode: Some("yolo".into()),
+        ..ChatArgs::default()
+    };
+    assert!(resolve(&bad_mode, &env, &ConfigFile::default(), false).is_err());
+    let bad_rule = ChatArgs {
+        allow: vec!["Bash(".into()],
+        ..ChatArgs::default()
+    };
+    assert!(resolve(&bad_rule, &env, &ConfigFile::default(), false).is_err());
+    assert!(toml::from_str::<ConfigFile>("colour = true").is_err());
+}
