@@ -102,9 +102,10 @@ fn has_substitution(command: &str) -> bool {
             while i < chars.len() && chars[i] != '\n' {
                 i += 1;
             }
-        } else if c == '`' || (c == '$' && next == Some('(')) {
-            return true;
-        } else if (c == '<' || c == '>') && next == Some('(') && !double {
+        } else if c == '`'
+            || (c == '$' && next == Some('('))
+            || ((c == '<' || c == '>') && next == Some('(') && !double)
+        {
             return true;
         }
         i += 1;
