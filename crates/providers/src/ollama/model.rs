@@ -112,6 +112,12 @@ impl OllamaChatModel {
         self
     }
 
+    /// The formatter in use.
+    #[must_use]
+    pub fn formatter(&self) -> &Arc<dyn Formatter> {
+        &self.formatter
+    }
+
     /// The JSON body a call with `request` sends.
     ///
     /// # Errors

@@ -107,10 +107,16 @@ fn texts(chunk: &ChatResponse) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn streamed_text_arrives_as_deltas_then_one_complete_final_chunk() {
+async fn streamed_text_arrives_as_deltas_then_one_complete_final_chunk_past_pings_and_new_events() {
     let server = FakeServer::start().await.unwrap();
-    let reply = AnthropicStream::text_reply(MODEL, &["Hel", "lo", " there"], 12, 3);
-    server.push(reply.ping().into_response());
+    let reply = AnthropicStream::new(MODEL)
+        .message_start(Usage::input(12))
+        .ping()
+        .text(0, &["Hel", "lo", " there"])
+        .event("future_event", &json!({"type": "future_event", "x": 1}))
+        .message_delta("end_turn", 3)
+        .message_stop();
+    server.push(reply.into_response());
     let (chunks, error) = run(&server, &conversation()).await;
     assert_eq!(error, None);
     let deltas: Vec<Vec<String>> = chunks[..chunks.len() - 1].iter().map(texts).collect();
