@@ -73,7 +73,26 @@ fn run(chunks: Vec<Bytes>) -> usize {
     })
 }
 
-#[divan::bench(args = [10_000, 100_000])]
+/// Decoding only: SSE framing and chunk decoding, deltas counted.
+fn decode(chunks: Vec<Bytes>) -> usize {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let bytes = stream::iter(chunks.into_iter().map(Ok::<_, oxiscope_http::Error>));
+        let mut deltas = decode_sse_stream(bytes);
+        let mut n = 0;
+        while let Some(delta) = deltas.next().await {
+            divan::black_box(delta.unwrap());
+            n += 1;
+        }
+        n
+    })
+}
+
+/// The whole path: decoder and accumulator. Few samples: each 100k run is
+/// slow while the accumulator copies the growing block for every chunk.
+#[divan::bench(args = [10_000, 100_000], sample_count = 3, sample_size = 1)]
 fn text_deltas(bencher: divan::Bencher<'_, '_>, n: usize) {
     bencher
         .counter(divan::counter::ItemsCount::new(n))
@@ -87,4 +106,20 @@ fn tool_call_fragments(bencher: divan::Bencher<'_, '_>, n: usize) {
         .counter(divan::counter::ItemsCount::new(n))
         .with_inputs(|| tool_body(n))
         .bench_values(|chunks| assert_eq!(run(chunks), n + 2));
+}
+
+#[divan::bench(args = [10_000, 100_000])]
+fn decode_text_deltas(bencher: divan::Bencher<'_, '_>, n: usize) {
+    bencher
+        .counter(divan::counter::ItemsCount::new(n))
+        .with_inputs(|| text_body(n))
+        .bench_values(|chunks| assert_eq!(decode(chunks), n));
+}
+
+#[divan::bench(args = [100, 1_000])]
+fn decode_tool_call_fragments(bencher: divan::Bencher<'_, '_>, n: usize) {
+    bencher
+        .counter(divan::counter::ItemsCount::new(n))
+        .with_inputs(|| tool_body(n))
+        .bench_values(|chunks| assert_eq!(decode(chunks), n + 2));
 }

@@ -6,3 +6,4 @@ mod anthropic_model;
 mod ollama_model;
 mod anthropic_format;
 mod ollama_format;
+mod openai_formatter;
