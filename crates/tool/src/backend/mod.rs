@@ -176,8 +176,8 @@ pub trait ExecBackend: Send + Sync + fmt::Debug {
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future kills the direct child; cancel `cancel` to kill
-    /// the whole process group and get the partial output.
+    /// Dropping the future kills the process group without reporting;
+    /// cancel `cancel` instead to kill it and get the partial output.
     fn exec(
         &self,
         request: ExecRequest,

@@ -31,6 +31,25 @@ impl Capped {
     }
 }
 
+/// Kills the process group when dropped while still armed, so a dropped
+/// `exec` future leaves no processes behind.
+struct GroupGuard(Option<Pid>);
+
+impl GroupGuard {
+    /// Kills the group now and disarms the guard.
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 enum Ending {
     Exited(Option<i32>),
     TimedOut,
@@ -38,7 +57,8 @@ enum Ending {
 }
 
 /// Runs `request` with `bash -c` in a new process group; on exit, timeout or
-/// cancellation the whole group is killed so no child outlives the call.
+/// cancellation the whole group is killed so no child outlives the call;
+/// dropping the future kills the group too.
 pub(super) async fn run(request: ExecRequest, cancel: CancellationToken) -> io::Result<ExecOutput> {
     let mut command = tokio::process::Command::new("bash");
     command
@@ -56,10 +76,12 @@ pub(super) async fn run(request: ExecRequest, cancel: CancellationToken) -> io::
             format!("cannot start bash in {}: {e}", request.cwd.display()),
         )
     })?;
-    let pgid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
+    let mut group = GroupGuard(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+    );
     let sink = Arc::new(Mutex::new(Capped {
         cap: request.max_output,
         ..Capped::default()
@@ -79,9 +101,7 @@ pub(super) async fn run(request: ExecRequest, cancel: CancellationToken) -> io::
     };
     // Kill the group in every case: after a normal exit this ends
     // background children that would otherwise be orphaned.
-    if let Some(pgid) = pgid {
-        let _ = killpg(pgid, Signal::SIGKILL);
-    }
+    group.kill();
     if !matches!(ending, Ending::Exited(_)) {
         let _ = child.wait().await;
     }

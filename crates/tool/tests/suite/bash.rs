@@ -132,6 +132,31 @@ async fn cancelling_kills_the_whole_process_tree() {
 }
 
 #[tokio::test]
+async fn dropping_a_running_call_kills_the_whole_process_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let toolkit = std::sync::Arc::new(builtin_toolkit(dir.path()));
+    let call_ctx = ctx(dir.path(), &SessionState::default());
+    let command = format!("sleep 300 & echo $! > '{}'; wait", pid_file.display());
+    let task =
+        tokio::spawn(
+            async move { run(&toolkit, "Bash", json!({"command": command}), call_ctx).await },
+        );
+    let pid = wait_for_pid(&pid_file).await;
+    assert!(alive(pid));
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    // SIGKILL is asynchronous: give the kernel a moment to reap.
+    for _ in 0..250 {
+        if !alive(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the grandchild {pid} survived the dropped call");
+}
+
+#[tokio::test]
 async fn a_command_that_never_ends_is_killed_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pid");
