@@ -45,12 +45,24 @@ pub(crate) fn base_name(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-/// If `words` starts with a wrapper, the words of the command it runs
-/// (possibly empty, e.g. `xargs` alone); `None` for a non-wrapper.
+/// If `words` starts with a wrapper (or is `find -exec`), the words of the
+/// command it runs (possibly empty, e.g. `xargs` alone); `None` otherwise.
 #[must_use]
 pub(crate) fn unwrap_once<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
     let (first, rest) = words.split_first()?;
     let wrapper = base_name(first);
+    if wrapper == "find" {
+        // `find ... -exec CMD ARGS ;` runs CMD.
+        let start = rest
+            .iter()
+            .position(|a| matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir"))?;
+        let inner = &rest[start + 1..];
+        let end = inner
+            .iter()
+            .position(|a| matches!(*a, ";" | "+"))
+            .unwrap_or(inner.len());
+        return Some(&inner[..end]);
+    }
     if !WRAPPERS.contains(&wrapper) {
         return None;
     }

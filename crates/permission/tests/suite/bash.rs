@@ -104,6 +104,7 @@ fn deny_rules_see_every_sub_command_wrapper_and_line() {
         "echo $(rm x)",
         "(cd /tmp; rm x)",
         "if true; then rm x; fi",
+        "find . -exec rm {} +",
         "echo '",
     ] {
         let expected = if command == "echo '" { "ask!" } else { "deny" };
@@ -177,6 +178,7 @@ fn dangerous_patterns_are_safety_asks() {
         "kill -9 1",
         "sudo ls",
         "/usr/bin/rm -rf x",
+        "find . -name x -exec rm -rf {} \\;",
     ] {
         assert_eq!(default_mode(command), "ask!", "{command}");
     }
