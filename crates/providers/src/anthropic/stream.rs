@@ -1,6 +1,6 @@
 //! Anthropic server-sent events -> [`ModelDelta`]s.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use futures_util::stream::{self, StreamExt};
 use oxiscope_http::{BodyStream, SseEvent, SseStream};
@@ -17,8 +17,8 @@ pub(crate) const REDACTED_KEY: &str = "redacted_data";
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
     usage: Option<ChatUsage>,
-    /// Content block index -> `tool_use` id, for argument fragments.
-    tool_ids: HashMap<u64, String>,
+    /// Indexes of the `tool_use` blocks, which argument fragments must name.
+    tool_blocks: HashSet<u64>,
     finished: bool,
 }
 
@@ -120,7 +120,7 @@ impl Decoder {
                     Some(Value::Object(o)) if !o.is_empty() => Value::Object(o.clone()).to_string(),
                     _ => String::new(),
                 };
-                self.tool_ids.insert(index, id.clone());
+                self.tool_blocks.insert(index);
                 out.push(ModelDelta::ToolCall {
                     index: to_usize(index),
                     id: Some(id),
@@ -157,7 +157,7 @@ impl Decoder {
             "thinking_delta" => Ok(Some(ModelDelta::Thinking(field("thinking")?))),
             "signature_delta" => Ok(Some(meta("signature", &field("signature")?))),
             "input_json_delta" => {
-                if !self.tool_ids.contains_key(&index) {
+                if !self.tool_blocks.contains(&index) {
                     return Err(ModelError::Stream {
                         message: format!(
                             "input_json_delta for block {index}, which is not a tool_use"
@@ -274,7 +274,6 @@ pub(crate) fn deltas(events: SseStream<BodyStream>) -> DeltaStream {
                 }
                 Err(e) => {
                     st.done = true;
-                    st.pending.clear();
                     return Some((Err(e), st));
                 }
             }
