@@ -1,1 +1,2 @@
 mod permission_check;
+mod render_snapshots;
