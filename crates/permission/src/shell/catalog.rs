@@ -303,3 +303,55 @@ pub(crate) fn is_read_only(name: &str, args: &[&str]) -> bool {
         _ => PLAIN.contains(&name) && !writes_or_runs(name, args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_read_only;
+
+    #[test]
+    fn read_only_commands_and_subcommands() {
+        for (name, args) in [
+            ("ls", &["-la"][..]),
+            ("git", &["status", "--short"]),
+            ("git", &["-C", "sub", "log", "-5"]),
+            ("git", &["branch", "-a"]),
+            ("git", &["branch", "--list", "feat*"]),
+            ("git", &["config", "--list"]),
+            ("git", &["reflog"]),
+            ("find", &[".", "-name", "*.rs"]),
+            ("docker", &["ps", "-a"]),
+            ("gh", &["pr", "list"]),
+            ("pip", &["show", "x"]),
+            ("python3", &["--version"]),
+            ("node", &["-v"]),
+        ] {
+            assert!(is_read_only(name, args), "{name} {args:?}");
+        }
+    }
+
+    #[test]
+    fn writing_or_executing_variants_are_not() {
+        for (name, args) in [
+            ("git", &["push"][..]),
+            ("git", &["branch", "new"]),
+            ("git", &["branch", "-D", "old"]),
+            ("git", &["-c", "core.pager=sh", "log"]),
+            ("git", &["log", "--output=x"]),
+            ("git", &["config", "user.name", "x"]),
+            ("git", &["reflog", "expire"]),
+            ("git", &["grep", "-Ovim", "x"]),
+            ("find", &[".", "-delete"]),
+            ("find", &[".", "-exec", "rm", "{}", ";"]),
+            ("rg", &["--pre", "sh", "x"]),
+            ("tree", &["-o", "out"]),
+            ("docker", &["run", "x"]),
+            ("gh", &["pr", "view", "--web"]),
+            ("npm", &["install"]),
+            ("python3", &["x.py"]),
+            ("sort", &["-o", "f", "f"]),
+            ("env", &[]),
+        ] {
+            assert!(!is_read_only(name, args), "{name} {args:?}");
+        }
+    }
+}

@@ -159,3 +159,48 @@ fn check_expression(expr: &str) -> Result<(), String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn substitutions_and_line_printing_pass() {
+        let call = check_sed(&["-n", "1,5p", "a.txt"]).unwrap();
+        assert_eq!(
+            call,
+            SedCall {
+                in_place: false,
+                files: vec!["a.txt"]
+            }
+        );
+        let call = check_sed(&["-i.bak", "-e", "s/a/b/g", "-e", "s#c#d#2", "x", "y"]).unwrap();
+        assert_eq!(
+            call,
+            SedCall {
+                in_place: true,
+                files: vec!["x", "y"]
+            }
+        );
+        assert!(
+            check_sed(&["--in-place=.orig", "s/a/b/;$p", "f"])
+                .unwrap()
+                .in_place
+        );
+        assert!(check_sed(&["-E", r"s/(a)\/x/\1/", "f"]).is_ok());
+    }
+
+    #[test]
+    fn everything_else_is_refused_with_a_reason() {
+        let refused = |args: &[&str]| check_sed(args).unwrap_err();
+        assert!(refused(&["1d", "f"]).contains("not in allowlist"));
+        assert!(refused(&["/x/p", "f"]).contains("not in allowlist"));
+        assert!(refused(&["s/a/b/w out", "f"]).contains("write"));
+        assert!(refused(&["s/a/b/e", "f"]).contains("execute"));
+        assert!(refused(&["{p}", "f"]).contains("curly"));
+        assert!(refused(&["-f", "x.sed", "f"]).contains("-f"));
+        assert!(refused(&["-z", "s/a/b/", "f"]).contains("-z"));
+        assert!(refused(&["s/a/b", "f"]).contains("not in allowlist"));
+        assert!(refused(&[]).contains("without an expression"));
+    }
+}
