@@ -23,6 +23,28 @@ pub struct LocalBackend {
     roots: Option<Vec<PathBuf>>,
 }
 
+/// `path` with symbolic links resolved in its longest existing ancestor
+/// (the rest, not yet created, appended as is).
+async fn resolve_links(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut missing = Vec::new();
+    loop {
+        if let Ok(real) = tokio::fs::canonicalize(existing).await {
+            return missing
+                .iter()
+                .rev()
+                .fold(real, |acc: PathBuf, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 impl LocalBackend {
     /// A backend that can reach every path.
     #[must_use]
@@ -30,7 +52,9 @@ impl LocalBackend {
         Self::default()
     }
 
-    /// Confines file access to paths inside `roots` (after resolving `..`).
+    /// Confines file access to paths inside `roots`, after resolving `..`
+    /// and symbolic links (a link inside a root that leads outside is
+    /// refused).
     #[must_use]
     pub fn with_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
         self.roots = Some(
@@ -42,12 +66,19 @@ impl LocalBackend {
         self
     }
 
-    fn check(&self, path: &Path) -> io::Result<()> {
+    async fn check(&self, path: &Path) -> io::Result<()> {
         let Some(roots) = &self.roots else {
             return Ok(());
         };
         let normal = oxiscope_permission::normalise(path);
-        if oxiscope_permission::is_within(&normal, roots) {
+        let mut real_roots = Vec::with_capacity(roots.len());
+        for root in roots {
+            real_roots.push(resolve_links(root).await);
+        }
+        let real = resolve_links(&normal).await;
+        if oxiscope_permission::is_within(&normal, roots)
+            && oxiscope_permission::is_within(&real, &real_roots)
+        {
             Ok(())
         } else {
             Err(io::Error::new(
@@ -71,7 +102,7 @@ pub(crate) fn mtime_of(meta: &std::fs::Metadata) -> f64 {
 impl ExecBackend for LocalBackend {
     fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileMeta>> {
         async move {
-            self.check(path)?;
+            self.check(path).await?;
             let meta = tokio::fs::metadata(path).await?;
             Ok(FileMeta {
                 len: meta.len(),
@@ -84,7 +115,7 @@ impl ExecBackend for LocalBackend {
 
     fn read<'a>(&'a self, path: &'a Path, max_bytes: u64) -> BoxFuture<'a, io::Result<Vec<u8>>> {
         async move {
-            self.check(path)?;
+            self.check(path).await?;
             let meta = tokio::fs::metadata(path).await?;
             if meta.is_dir() {
                 return Err(io::Error::new(
@@ -119,7 +150,7 @@ impl ExecBackend for LocalBackend {
 
     fn write<'a>(&'a self, path: &'a Path, data: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
         async move {
-            self.check(path)?;
+            self.check(path).await?;
             if let Some(parent) = path.parent() {
                 tokio::fs::create_dir_all(parent).await?;
             }
@@ -138,7 +169,7 @@ impl ExecBackend for LocalBackend {
 
     fn glob(&self, request: GlobRequest) -> BoxFuture<'_, io::Result<Vec<GlobMatch>>> {
         async move {
-            self.check(&request.root)?;
+            self.check(&request.root).await?;
             blocking(move || search::glob(&request)).await
         }
         .boxed()
@@ -146,7 +177,7 @@ impl ExecBackend for LocalBackend {
 
     fn grep(&self, request: GrepRequest) -> BoxFuture<'_, io::Result<GrepOutput>> {
         async move {
-            self.check(&request.root)?;
+            self.check(&request.root).await?;
             blocking(move || search::grep(&request)).await
         }
         .boxed()

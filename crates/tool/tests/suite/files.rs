@@ -322,10 +322,20 @@ async fn a_confined_backend_refuses_paths_outside_its_roots() {
         &env.toolkit,
         "Write",
         json!({"file_path": sneaky["file_path"], "content": "x"}),
-        confined,
+        confined.clone(),
     )
     .await;
     assert!(expect(&write, ToolResultState::Error).contains("outside the directories"));
+    // A symbolic link inside the root that leads outside is refused too.
+    std::os::unix::fs::symlink(outside.path(), env.dir.path().join("link")).unwrap();
+    let linked = json!({"file_path": format!("{}/link/secret.txt", env.dir.path().display())});
+    let read = run(&env.toolkit, "Read", linked, confined.clone()).await;
+    assert!(expect(&read, ToolResultState::Error).contains("outside the directories"));
+    let inside = json!({"file_path": "new/inside.txt", "content": "ok"});
+    expect(
+        &run(&env.toolkit, "Write", inside, confined).await,
+        ToolResultState::Success,
+    );
 }
 
 #[test]
