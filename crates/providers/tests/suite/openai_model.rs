@@ -11,7 +11,9 @@ use oxiscope_model::{
     ChatModel, ChatRequest, ChatResponse, ChatStream, Credential, DeepSeekCredential, ModelError,
     ToolChoice, ToolSchema,
 };
-use oxiscope_providers::openai_chat::{OpenAiChatModel, OpenAiChatModelBuilder, Vendor};
+use oxiscope_providers::openai_chat::{
+    OpenAiChatFormatter, OpenAiChatModel, OpenAiChatModelBuilder, Vendor,
+};
 use oxiscope_test_support::{
     FakeServer, OPENAI_REQUEST_ID, OpenAiScript, openai_invalid_api_key, openai_rate_limited,
 };
@@ -571,5 +573,56 @@ async fn the_credential_key_reaches_the_server() {
     assert_eq!(
         sent.body_json().unwrap()["messages"][1],
         json!({"role": "user", "content": "Weather in Paris and Rome?"})
+    );
+}
+
+#[tokio::test]
+async fn a_tool_choice_with_a_tool_list_offers_only_those_tools() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(OpenAiScript::new().text("ok").finish("stop").response());
+    let model = builder(&server).build().unwrap();
+    let other = ToolSchema::function("get_time", "Current time.", json!({"type": "object"}));
+    let tools = [weather_tool(), other];
+    let mut choice = ToolChoice::required();
+    choice.tools = Some(vec!["get_time".to_owned()]);
+    let request = ChatRequest {
+        messages: &conversation(),
+        tools: &tools,
+        tool_choice: Some(&choice),
+    };
+
+    complete(model.call(request, CancellationToken::new()).await.unwrap()).await;
+
+    let body = server.requests()[0].body_json().unwrap();
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["get_time"]);
+    assert_eq!(body["tool_choice"], "required");
+}
+
+#[tokio::test]
+async fn the_multi_agent_formatter_can_replace_the_chat_one() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(OpenAiScript::new().text("ok").finish("stop").response());
+    let model = builder(&server)
+        .with_formatter(OpenAiChatFormatter::multi_agent(Vendor::OpenAi))
+        .build()
+        .unwrap();
+
+    complete(start(&model, &conversation()).await.unwrap()).await;
+
+    let body = server.requests()[0].body_json().unwrap();
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": [{"type": "text", "text":
+                "# Conversation History\nThe content between <history></history> tags contains \
+                 your conversation history\n<history>\nuser: Weather in Paris and Rome?\n</history>"}]},
+        ])
     );
 }
