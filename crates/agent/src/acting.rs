@@ -23,6 +23,8 @@ enum Verdict {
     Fail(ToolResultState, String),
     Ask(Vec<oxiscope_message::PermissionRule>, bool),
     External,
+    /// A valid structured output: recorded, and the reply can end.
+    Structured(serde_json::Map<String, Value>),
     /// Covered by a rule suggested for an earlier call of this batch: not
     /// asked now; decided again once that call is answered.
     Defer,
@@ -79,6 +81,13 @@ pub(crate) async fn act(run: &mut Run<'_>, state: &mut AgentState) -> Result<(),
                 external.push(c);
             }
             Verdict::Defer => {}
+            Verdict::Structured(value) => {
+                execute(run, &session, std::mem::take(&mut batch)).await?;
+                let text = crate::structured::DONE_TEXT;
+                close_with(run, &reply_id, &call, ToolResultState::Success, text).await?;
+                run.reply().structured_output = Some(value.clone());
+                state.reply_context.structured_output = Some(value);
+            }
         }
         if run.cancel.is_cancelled() {
             break;
@@ -111,6 +120,14 @@ fn verdict(
     call: &ToolCallBlock,
     asked_rules: &[oxiscope_message::PermissionRule],
 ) -> Verdict {
+    if call.name == crate::structured::TOOL_NAME
+        && let Some(schema) = &state.reply_context.structured_schema
+    {
+        return match crate::structured::validate(schema, &call.input) {
+            Ok(value) => Verdict::Structured(value),
+            Err(problem) => Verdict::Fail(ToolResultState::Error, problem),
+        };
+    }
     let toolkit = &run.inner.toolkit;
     let input = match toolkit.prepare(&call.name, &call.input, &state.tool_context) {
         Ok(input) => input,

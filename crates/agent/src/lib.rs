@@ -11,6 +11,7 @@ mod reasoning;
 mod reply;
 mod state;
 mod stream;
+mod structured;
 
 pub use agent::{Agent, AgentBuilder, ReplyInput};
 pub use config::{InjectionConfig, ModelConfig, ReActConfig};

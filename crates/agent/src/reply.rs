@@ -297,6 +297,10 @@ impl Run<'_> {
         &mut self.prompt[last]
     }
 
+    fn reply_is_empty(&self) -> bool {
+        self.prompt.last().is_some_and(|m| m.content.is_empty())
+    }
+
     pub(crate) fn reply_id(&self) -> String {
         self.prompt.last().map(|m| m.id.clone()).unwrap_or_default()
     }
@@ -335,11 +339,21 @@ impl Run<'_> {
             if parked {
                 return Ok(Ending::Parked);
             }
-            if self.answered || state.reply_context.structured_output.is_some() {
+            let output_due = state.reply_context.structured_schema.is_some()
+                && state.reply_context.structured_output.is_none();
+            if (self.answered && !output_due) || state.reply_context.structured_output.is_some() {
                 return Ok(self.end(state, ReplyFinishedReason::Completed, None).await);
             }
             let max = self.inner.react.max_iters;
             if state.reply_context.cur_iter >= max {
+                let wants_output = state.reply_context.structured_schema.is_some();
+                let grace = max.saturating_add(self.inner.react.structured_output_grace_iters);
+                if wants_output && state.reply_context.cur_iter < grace {
+                    // Force the submission within the grace rounds.
+                    let forced = ToolChoice::tool(crate::structured::TOOL_NAME);
+                    self.reason(state, Some(forced)).await?;
+                    continue;
+                }
                 return self.exceed_max_iters(state).await;
             }
             self.reason(state, None).await?;
@@ -354,6 +368,15 @@ impl Run<'_> {
         choice: Option<ToolChoice>,
     ) -> Result<(), AgentError> {
         if state.reply_context.cur_iter == 0 && choice.is_none() {
+            if state.reply_context.structured_schema.is_some() {
+                let hint = HintBlockEvent::new(
+                    self.reply_id(),
+                    stamp::new_id(),
+                    Some(crate::structured::HINT_SOURCE.to_owned()),
+                    RichContent::Text(crate::structured::HINT_TEXT.to_owned()),
+                );
+                self.emit(hint.into()).await?;
+            }
             self.inject_runtime_state().await?;
         }
         let last = self.call_model(state, choice).await?;
@@ -399,7 +422,12 @@ impl Run<'_> {
         state: &AgentState,
         choice: Option<ToolChoice>,
     ) -> Result<ChatResponse, AgentError> {
-        let tools = self.inner.toolkit.schemas(&state.tool_context);
+        let mut tools = self.inner.toolkit.schemas(&state.tool_context);
+        if let Some(schema) = &state.reply_context.structured_schema
+            && state.reply_context.structured_output.is_none()
+        {
+            tools.push(crate::structured::tool_schema(schema));
+        }
         let models = std::iter::once(&self.inner.model).chain(self.inner.fallback_model.iter());
         let mut last_error: Option<ModelError> = None;
         for model in models {
@@ -408,8 +436,11 @@ impl Run<'_> {
                 let name = model.model_name().to_owned();
                 self.emit(ModelCallStartEvent::new(self.reply_id(), name).into())
                     .await?;
+                // A reply with nothing in it yet is not sent (providers reject
+                // an empty assistant turn).
+                let upto = self.prompt.len() - usize::from(self.reply_is_empty());
                 let request = ChatRequest {
-                    messages: &self.prompt,
+                    messages: &self.prompt[..upto],
                     tools: &tools,
                     tool_choice: choice.as_ref(),
                 };
