@@ -4,6 +4,7 @@ use oxiscope_message::ToolResultState;
 use oxiscope_tool::args::ArgumentSchema;
 use oxiscope_tool::{SessionState, ToolContext};
 use pretty_assertions::assert_eq;
+use proptest::strategy::Strategy;
 use serde_json::{Value, json};
 
 use super::support::{builtin_toolkit, ctx, expect, run};
@@ -165,4 +166,109 @@ async fn an_unknown_tool_is_an_error_result_naming_the_available_tools() {
             .prepare("Bsh", "{}", &ToolContext::default())
             .is_err()
     );
+}
+
+/// Book a trip.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Trip {
+    /// Where to.
+    destination: Place,
+    /// How many travellers.
+    travellers: u32,
+    /// Travel class.
+    #[serde(default)]
+    class: Class,
+    /// A note for the agent, if any.
+    note: Option<String>,
+}
+
+/// A place.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Place {
+    /// The city.
+    city: String,
+    /// Nights to stay.
+    nights: u8,
+}
+
+/// Seat class.
+#[derive(Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Class {
+    /// The cheap seats.
+    #[default]
+    Economy,
+    /// The others.
+    Business,
+}
+
+fn trip_toolkit() -> oxiscope_tool::Toolkit {
+    let mut toolkit = oxiscope_tool::Toolkit::new();
+    toolkit
+        .register(oxiscope_tool::FunctionTool::new(
+            "book",
+            |t: Trip| async move {
+                let class = match t.class {
+                    Class::Economy => "economy",
+                    Class::Business => "business",
+                };
+                format!(
+                    "{} x{} for {} nights, {class}, note: {:?}",
+                    t.destination.city, t.travellers, t.destination.nights, t.note
+                )
+            },
+        ))
+        .unwrap();
+    toolkit
+}
+
+#[tokio::test]
+async fn nested_schemars_definitions_are_repaired_through_refs() {
+    let toolkit = trip_toolkit();
+    let schema = &toolkit.schemas(&ToolContext::default())[0].function;
+    assert_eq!(schema.description, "Book a trip.");
+    assert!(schema.parameters.get("$schema").is_none() && schema.parameters.get("title").is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let session = SessionState::default();
+    let raw = json!({
+        "destination": "{\"city\": \"Oslo\", \"nights\": \"3\"}",
+        "travellers": "2",
+        "note": null
+    });
+    let response = run(&toolkit, "book", raw, ctx(dir.path(), &session)).await;
+    assert_eq!(
+        expect(&response, ToolResultState::Success),
+        "Oslo x2 for 3 nights, economy, note: None"
+    );
+    let wrong =
+        json!({"destination": {"city": "Oslo", "nights": 300}, "travellers": 1, "class": "first"});
+    let response = run(&toolkit, "book", wrong, ctx(dir.path(), &session)).await;
+    let text = expect(&response, ToolResultState::Error);
+    assert!(
+        text.contains("/destination/nights") && text.contains("/class"),
+        "{text}"
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_argument_strings_never_panic(raw in ".{0,64}") {
+        let _ = schema().prepare("demo", &raw);
+        let toolkit = trip_toolkit();
+        let _ = toolkit.prepare("book", &raw, &ToolContext::default());
+    }
+
+    #[test]
+    fn arbitrary_json_values_never_panic(
+        count in proptest::prop_oneof![
+            proptest::strategy::Just(json!(null)),
+            ".{0,8}".prop_map(Value::from),
+            proptest::num::f64::ANY.prop_map(Value::from),
+            proptest::num::i64::ANY.prop_map(Value::from),
+        ],
+        tags in ".{0,16}",
+    ) {
+        let raw = json!({"count": count, "tags": tags, "options": tags, "maybe": count}).to_string();
+        let _ = schema().prepare("demo", &raw);
+    }
 }
