@@ -39,7 +39,7 @@ pub struct BashPolicy {
 #[derive(Debug)]
 struct CacheEntry {
     command: String,
-    roots: Vec<PathBuf>,
+    dirs: Vec<String>,
     analysis: Arc<Analysis>,
 }
 
@@ -80,17 +80,21 @@ impl BashPolicy {
         }
     }
 
-    /// Analyses a command with this policy's environment.
+    /// Analyses a command with this policy's environment (cached: one
+    /// decision asks several questions about the same command).
     #[must_use]
     pub fn analyze(&self, command: &str, context: Option<&PermissionContext>) -> Arc<Analysis> {
-        let roots = self.roots(context);
+        let dirs: Vec<String> = context
+            .map(|ctx| ctx.working_directory_paths().map(str::to_owned).collect())
+            .unwrap_or_default();
         if let Ok(cache) = self.cache.lock()
             && let Some(hit) = cache
                 .iter()
-                .find(|e| e.command == command && e.roots == roots)
+                .find(|e| e.command == command && e.dirs == dirs)
         {
             return Arc::clone(&hit.analysis);
         }
+        let roots = self.roots(context);
         let analysis = Arc::new(analyze(command, &self.env, &self.dangerous, &roots));
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CACHE_ENTRIES {
@@ -98,7 +102,7 @@ impl BashPolicy {
             }
             cache.push(CacheEntry {
                 command: command.to_owned(),
-                roots,
+                dirs,
                 analysis: Arc::clone(&analysis),
             });
         }

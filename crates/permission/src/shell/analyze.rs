@@ -226,6 +226,8 @@ fn command_concern(
         let value = word.value.as_str();
         let candidate = if value.starts_with("--") {
             value.split_once('=').map_or("", |(_, v)| v)
+        } else if value.starts_with('-') {
+            ""
         } else {
             value
         };
