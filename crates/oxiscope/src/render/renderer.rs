@@ -102,6 +102,14 @@ impl<W: Write> ConsoleRenderer<W> {
         self.replies.get(reply_id)
     }
 
+    /// Continues a reply that began elsewhere (a saved session parked on a
+    /// confirmation): its later events apply to `msg`, whose id is the
+    /// reply id. A resumed reply streams no `REPLY_START`.
+    pub fn resume(&mut self, msg: Msg) {
+        self.last_reply = Some(msg.id.clone());
+        self.replies.insert(msg.id.clone(), msg);
+    }
+
     /// Forgets the rebuilt messages (they grow with every reply).
     pub fn clear(&mut self) {
         self.replies.clear();

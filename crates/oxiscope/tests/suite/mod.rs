@@ -1,2 +1,4 @@
+mod chat_env;
+mod chat_pty;
 mod permission_check;
 mod render_snapshots;

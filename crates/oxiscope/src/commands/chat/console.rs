@@ -89,9 +89,11 @@ impl Console {
     /// A resumed session whose reply waits for the user: ask now.
     fn resume_parked(&mut self, rt: &Runtime, editor: &mut DefaultEditor) -> anyhow::Result<()> {
         let state = rt.block_on(self.agent.state());
-        let Some(reply_id) = state.reply_msg().map(|m| m.id.clone()) else {
+        let Some(reply) = state.reply_msg().filter(|_| state.is_parked()) else {
             return Ok(());
         };
+        let reply_id = reply.id.clone();
+        self.renderer.resume(reply.clone());
         match state.awaiting() {
             Some(Awaiting::Permission) => {
                 let calls: Vec<ToolCallBlock> = state

@@ -1,0 +1,136 @@
+//! `oxiscope chat` driven in a pseudo-terminal against the fake OpenAI
+//! server: streamed text, confirmations, Ctrl+C, sessions across processes.
+
+use std::time::Duration;
+
+use oxiscope_test_support::OpenAiScript;
+use rexpect::session::{PtySession, spawn_command};
+
+use super::chat_env::{ChatEnv, bash, text};
+
+const TIMEOUT_MS: u64 = 30_000;
+
+fn spawn(env: &ChatEnv, args: &[&str]) -> PtySession {
+    spawn_command(env.chat(args), Some(TIMEOUT_MS)).unwrap()
+}
+
+fn leave(mut p: PtySession) {
+    p.exp_string("user> ").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn a_session_streams_text_asks_once_and_remembers_the_accepted_rule() {
+    let env = ChatEnv::new();
+    env.answer(&text("Hello from the fake model."));
+    env.answer(&bash("call_1", "touch one.txt"));
+    env.answer(&bash("call_2", "touch one.txt two.txt"));
+    env.answer(&text("Both files are there."));
+
+    let mut p = spawn(&env, &["--session", "work"]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("hello").unwrap();
+    p.exp_string("Oxiscope: Hello from the fake model.")
+        .unwrap();
+    p.exp_string("tokens: 20 in ").unwrap();
+
+    p.exp_string("user> ").unwrap();
+    p.send_line("make two files").unwrap();
+    p.exp_string("Bash(touch one.txt)").unwrap();
+    p.exp_string("suggested rules: Bash(touch one.txt:*)")
+        .unwrap();
+    p.exp_string("allow? [y/a/N] ").unwrap();
+    p.send_line("a").unwrap();
+    // The second call matches the accepted rule: it runs without a prompt.
+    let between = p.exp_string("Oxiscope: Both files are there.").unwrap();
+    assert!(between.contains("Bash(touch one.txt two.txt)"), "{between}");
+    assert!(!between.contains("allow?"), "asked twice: {between}");
+    leave(p);
+
+    assert!(env.work().join("one.txt").exists());
+    assert!(env.work().join("two.txt").exists());
+    assert_eq!(env.requests().len(), 4);
+
+    // A new process resumes the saved conversation.
+    env.answer(&text("I remember."));
+    let mut p = spawn(&env, &["--session", "work"]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("what did we do?").unwrap();
+    p.exp_string("Oxiscope: I remember.").unwrap();
+    leave(p);
+    let sent = serde_json::to_string(&env.messages(4)).unwrap();
+    assert!(sent.contains("hello"), "{sent}");
+    assert!(sent.contains("touch one.txt two.txt"), "{sent}");
+    assert!(sent.contains("what did we do?"), "{sent}");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_streaming_reply_and_the_console_goes_on() {
+    let env = ChatEnv::new();
+    let slow = OpenAiScript::new()
+        .text("Counting: one")
+        .text(", two")
+        .text(", three")
+        .finish("stop");
+    env.answer_slowly(&slow, 2, Duration::from_secs(60));
+    env.answer(&text("Still here."));
+
+    let mut p = spawn(&env, &[]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("count slowly").unwrap();
+    p.exp_string("Counting: one").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("[interrupted]").unwrap();
+    p.exp_string("user> ").unwrap();
+    p.send_line("are you there?").unwrap();
+    p.exp_string("Oxiscope: Still here.").unwrap();
+    leave(p);
+    // The interrupted partial answer stays in the context.
+    let sent = serde_json::to_string(&env.messages(1)).unwrap();
+    assert!(sent.contains("Counting: one"), "{sent}");
+}
+
+#[test]
+fn a_confirmation_left_open_is_asked_again_in_a_new_process() {
+    let env = ChatEnv::new();
+    env.answer(&bash("call_1", "touch later.txt"));
+    let mut p = spawn(&env, &["--session", "paused"]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("make a file").unwrap();
+    p.exp_string("allow? [y/a/N] ").unwrap();
+    // The process dies while the question is open.
+    p.process_mut()
+        .kill(rexpect::process::Signal::SIGKILL)
+        .unwrap();
+    assert!(!env.work().join("later.txt").exists());
+
+    env.answer(&text("Made it."));
+    let mut p = spawn(&env, &["--session", "paused"]);
+    p.exp_string("waiting for your confirmation").unwrap();
+    p.exp_string("allow? [y/a/N] ").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("Oxiscope: Made it.").unwrap();
+    leave(p);
+    assert!(env.work().join("later.txt").exists());
+}
+
+#[test]
+fn ctrl_d_at_a_confirmation_interrupts_the_reply() {
+    let env = ChatEnv::new();
+    env.answer(&bash("call_1", "touch never.txt"));
+    env.answer(&text("Fine."));
+    let mut p = spawn(&env, &[]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("make a file").unwrap();
+    p.exp_string("allow? [y/a/N] ").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_string("[interrupted]").unwrap();
+    p.exp_string("user> ").unwrap();
+    p.send_line("ok").unwrap();
+    p.exp_string("Oxiscope: Fine.").unwrap();
+    p.exp_string("user> ").unwrap();
+    p.send_line("exit").unwrap();
+    p.exp_eof().unwrap();
+    assert!(!env.work().join("never.txt").exists());
+}
