@@ -1,0 +1,193 @@
+//! Opening one MCP session: spawning a stdio server or dialling a
+//! streamable-HTTP one, then the `initialize` handshake, all within the
+//! startup timeout.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::ChildStderr;
+
+use crate::config::{HttpConfig, McpConfig, StdioConfig, Timeouts};
+use crate::error::{Error, Result};
+use crate::headers::{HeaderClient, Headers, reqwest_client};
+
+/// A live session with one server.
+pub(crate) type Session = RunningService<RoleClient, Handler>;
+
+/// How many stderr lines of a stdio server are kept for error messages.
+const STDERR_TAIL: usize = 20;
+
+/// What the server tells the client between requests.
+#[derive(Debug, Default)]
+pub(crate) struct Events {
+    tools_changed: AtomicU64,
+}
+
+impl Events {
+    pub(crate) fn tools_changed(&self) -> u64 {
+        self.tools_changed.load(Ordering::Acquire)
+    }
+}
+
+/// The client side of a session: announces Oxiscope and counts
+/// `notifications/tools/list_changed`.
+#[derive(Debug, Clone)]
+pub(crate) struct Handler {
+    server: Arc<str>,
+    events: Arc<Events>,
+}
+
+impl Handler {
+    pub(crate) fn new(server: Arc<str>, events: Arc<Events>) -> Self {
+        Self { server, events }
+    }
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "MCP server changed its tool list");
+        self.events.tools_changed.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("oxiscope", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// The HTTP headers of a client, shared with every session it opens.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HttpHeaders {
+    pub(crate) fixed: Arc<Headers>,
+    pub(crate) runtime: Arc<RwLock<Headers>>,
+}
+
+/// Opens a session to the server `config` describes.
+///
+/// # Errors
+///
+/// [`Error::Spawn`] when the process cannot start, [`Error::StartupTimeout`]
+/// when the handshake does not finish in `timeouts.startup`,
+/// [`Error::Initialize`] when it fails.
+///
+/// # Cancel safety
+///
+/// Dropping the future kills a half-started process.
+pub(crate) async fn open(
+    server: &Arc<str>,
+    config: &McpConfig,
+    timeouts: &Timeouts,
+    headers: &HttpHeaders,
+    events: &Arc<Events>,
+) -> Result<Session> {
+    let handler = Handler::new(server.clone(), events.clone());
+    match config {
+        McpConfig::Stdio(stdio) => open_stdio(server, stdio, timeouts.startup, handler).await,
+        McpConfig::Http(http) => open_http(server, http, timeouts, headers, handler).await,
+    }
+}
+
+async fn open_stdio(
+    server: &Arc<str>,
+    config: &StdioConfig,
+    startup: Duration,
+    handler: Handler,
+) -> Result<Session> {
+    let mut command = tokio::process::Command::new(&config.command);
+    command.args(&config.args).envs(&config.env);
+    if let Some(cwd) = &config.cwd {
+        command.current_dir(cwd);
+    }
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| Error::Spawn {
+            server: server.to_string(),
+            command: config.command.clone(),
+            source,
+        })?;
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    let reader =
+        stderr.map(|stderr| tokio::spawn(forward_stderr(server.clone(), stderr, tail.clone())));
+    match tokio::time::timeout(startup, handler.serve(transport)).await {
+        Ok(Ok(session)) => Ok(session),
+        Ok(Err(e)) => {
+            // The process is gone or going; let its last words arrive.
+            if let Some(reader) = reader {
+                let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+            }
+            let lines: Vec<String> = match tail.lock() {
+                Ok(t) => t.iter().cloned().collect(),
+                Err(p) => p.into_inner().iter().cloned().collect(),
+            };
+            let mut reason = e.to_string();
+            if !lines.is_empty() {
+                reason.push_str("; stderr: ");
+                reason.push_str(&lines.join(" | "));
+            }
+            Err(Error::Initialize {
+                server: server.to_string(),
+                reason,
+            })
+        }
+        Err(_) => Err(Error::StartupTimeout {
+            server: server.to_string(),
+            after: startup,
+        }),
+    }
+}
+
+/// Logs a stdio server's stderr and keeps its last lines.
+async fn forward_stderr(server: Arc<str>, stderr: ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(server = %server, "MCP server stderr: {line}");
+        let mut tail = match tail.lock() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        };
+        if tail.len() == STDERR_TAIL {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
+
+async fn open_http(
+    server: &Arc<str>,
+    config: &HttpConfig,
+    timeouts: &Timeouts,
+    headers: &HttpHeaders,
+    handler: Handler,
+) -> Result<Session> {
+    let client = HeaderClient::new(
+        reqwest_client(server, timeouts.connect)?,
+        headers.fixed.clone(),
+        headers.runtime.clone(),
+    );
+    let transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
+        .reinit_on_expired_session(true);
+    let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+    match tokio::time::timeout(timeouts.startup, handler.serve(transport)).await {
+        Ok(Ok(session)) => Ok(session),
+        Ok(Err(e)) => Err(Error::Initialize {
+            server: server.to_string(),
+            reason: e.to_string(),
+        }),
+        Err(_) => Err(Error::StartupTimeout {
+            server: server.to_string(),
+            after: timeouts.startup,
+        }),
+    }
+}
