@@ -92,9 +92,14 @@ impl ResponseAccumulator {
             ModelDelta::Text(text) => {
                 if let Some(ContentBlock::Text(last)) = self.blocks.last_mut() {
                     last.text.push_str(&text);
-                    let mut chunk = last.clone();
-                    chunk.text = text;
-                    ContentBlock::Text(chunk)
+                    // The chunk carries the new piece only: never copy what
+                    // accumulated, or a stream becomes quadratic.
+                    ContentBlock::Text(TextBlock {
+                        text,
+                        id: last.id.clone(),
+                        created_at: last.created_at.clone(),
+                        finished_at: None,
+                    })
                 } else {
                     let block = TextBlock::stamped(text, stamper);
                     self.blocks.push(block.clone().into());
@@ -104,10 +109,13 @@ impl ResponseAccumulator {
             ModelDelta::Thinking(text) => {
                 if let Some(ContentBlock::Thinking(last)) = self.blocks.last_mut() {
                     last.thinking.push_str(&text);
-                    let mut chunk = last.clone();
-                    chunk.thinking = text;
-                    chunk.extra = Map::new();
-                    ContentBlock::Thinking(chunk)
+                    ContentBlock::Thinking(ThinkingBlock {
+                        thinking: text,
+                        id: last.id.clone(),
+                        created_at: last.created_at.clone(),
+                        finished_at: None,
+                        extra: Map::new(),
+                    })
                 } else {
                     let block = ThinkingBlock::stamped(text, stamper);
                     self.blocks.push(block.clone().into());
@@ -149,9 +157,15 @@ impl ResponseAccumulator {
                     }
                 }
                 call.input.push_str(&arguments);
-                let mut chunk = call.clone();
-                chunk.input = arguments;
-                ContentBlock::ToolCall(chunk)
+                ContentBlock::ToolCall(ToolCallBlock {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    input: arguments,
+                    state: call.state,
+                    suggested_rules: Vec::new(),
+                    created_at: call.created_at.clone(),
+                    finished_at: None,
+                })
             }
             ModelDelta::Data { media_type, data } => {
                 if let Some(ContentBlock::Data(last)) = self.blocks.last_mut()
@@ -159,9 +173,13 @@ impl ResponseAccumulator {
                     && src.media_type == media_type
                 {
                     src.data.push_str(&data);
-                    let mut chunk = last.clone();
-                    chunk.source = DataSource::Base64(Base64Source { data, media_type });
-                    ContentBlock::Data(chunk)
+                    ContentBlock::Data(DataBlock {
+                        id: last.id.clone(),
+                        source: DataSource::Base64(Base64Source { data, media_type }),
+                        name: last.name.clone(),
+                        created_at: last.created_at.clone(),
+                        finished_at: None,
+                    })
                 } else {
                     let block = DataBlock::stamped(
                         DataSource::Base64(Base64Source { data, media_type }),
