@@ -10,7 +10,8 @@ use tempfile::TempDir;
 use tokio::runtime::Runtime;
 
 pub(crate) struct ChatEnv {
-    pub(crate) rt: Runtime,
+    /// Runs the fake server; kept alive with it.
+    _rt: Runtime,
     pub(crate) server: FakeServer,
     pub(crate) root: TempDir,
 }
@@ -27,7 +28,11 @@ impl ChatEnv {
         for dir in ["config", "data", "home", "work"] {
             std::fs::create_dir_all(root.path().join(dir)).unwrap();
         }
-        Self { rt, server, root }
+        Self {
+            _rt: rt,
+            server,
+            root,
+        }
     }
 
     pub(crate) fn work(&self) -> std::path::PathBuf {
