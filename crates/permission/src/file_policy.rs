@@ -121,7 +121,7 @@ impl FilePolicy {
                 continue;
             }
             if let Some(Value::String(pattern)) = input.get(key)
-                && self.dangerous.matches(Path::new(pattern))
+                && self.dangerous.pattern_reaches(pattern)
             {
                 return Some(format!("pattern {pattern} reaches sensitive files"));
             }

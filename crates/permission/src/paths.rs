@@ -283,6 +283,35 @@ impl DangerousPaths {
     }
 }
 
+impl DangerousPaths {
+    /// Whether a glob pattern (a Glob/Grep `pattern` or `glob` argument)
+    /// could reach a dangerous file or directory: a component that is not a
+    /// bare wildcard (`*`, `**`), read as a glob, matches one of the names.
+    #[must_use]
+    pub fn pattern_reaches(&self, pattern: &str) -> bool {
+        if self.matches(Path::new(pattern)) {
+            return true;
+        }
+        pattern
+            .split('/')
+            .filter(|c| !c.chars().all(|ch| matches!(ch, '*' | '?')))
+            .any(|component| {
+                let Ok(glob) = globset::GlobBuilder::new(&component.to_lowercase())
+                    .literal_separator(true)
+                    .build()
+                else {
+                    return false;
+                };
+                let matcher = glob.compile_matcher();
+                self.files
+                    .iter()
+                    .chain(&self.directories)
+                    .any(|name| matcher.is_match(name))
+                    || matcher.is_match(".env.local")
+            })
+    }
+}
+
 /// Top-level directories that belong to the operating system.
 const SYSTEM_DIRECTORIES: &[&str] = &[
     "/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys",
