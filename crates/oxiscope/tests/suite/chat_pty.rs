@@ -51,6 +51,10 @@ fn a_session_streams_text_asks_once_and_remembers_the_accepted_rule() {
     assert!(env.work().join("one.txt").exists());
     assert!(env.work().join("two.txt").exists());
     assert_eq!(env.requests().len(), 4);
+    // The prompt history is kept in the data dir, answers to confirmations not.
+    let history = std::fs::read_to_string(env.data().join("history.txt")).unwrap();
+    assert!(history.contains("make two files"), "{history}");
+    assert!(!history.lines().any(|l| l == "a"), "{history}");
 
     // A new process resumes the saved conversation.
     env.answer(&text("I remember."));

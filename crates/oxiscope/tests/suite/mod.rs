@@ -1,3 +1,4 @@
+mod chat_cli;
 mod chat_env;
 mod chat_pty;
 mod permission_check;

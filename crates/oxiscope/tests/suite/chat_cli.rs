@@ -1,0 +1,159 @@
+//! `oxiscope chat` without a terminal: configuration, the one-shot mode
+//! and its outputs, `oxiscope sessions` and `oxiscope config`.
+
+use std::process::Output;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use super::chat_env::{ChatEnv, bash, text};
+
+fn run(mut cmd: std::process::Command) -> Output {
+    cmd.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+#[test]
+fn with_nothing_configured_it_explains_in_three_lines_and_fails() {
+    let env = ChatEnv::new();
+    let out = run(env.bare(&["chat"]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 3, "{err}");
+    assert!(err.contains("OPENAI_API_KEY"), "{err}");
+    assert!(err.contains("config.toml"), "{err}");
+    assert!(stdout(&out).is_empty());
+    assert!(env.requests().is_empty());
+}
+
+#[test]
+fn config_path_names_the_file_the_settings_come_from() {
+    let env = ChatEnv::new();
+    let out = run(env.bare(&["config", "path"]));
+    assert!(out.status.success());
+    let path = env.config().join("config.toml");
+    assert_eq!(stdout(&out), format!("{}\n", path.display()));
+
+    // Settings in the file are used; a flag overrides one of them.
+    let base = format!("{}/v1", env.server.base_url());
+    std::fs::write(
+        &path,
+        format!(
+            "provider = \"openai\"\nmodel = \"file-model\"\napi_key = \"sk-file\"\nbase_url = \"{base}\"\n"
+        ),
+    )
+    .unwrap();
+    env.answer(&text("From the file."));
+    env.answer(&text("From the flag."));
+    let out = run(env.bare(&["chat", "-p", "hi"]));
+    assert_eq!(stdout(&out), "From the file.\n", "{}", stderr(&out));
+    let out = run(env.bare(&["chat", "--model", "flag-model", "-p", "hi"]));
+    assert_eq!(stdout(&out), "From the flag.\n", "{}", stderr(&out));
+    let requests = env.requests();
+    assert_eq!(requests[0].body_json().unwrap()["model"], "file-model");
+    assert_eq!(requests[1].body_json().unwrap()["model"], "flag-model");
+    assert_eq!(requests[0].header("authorization"), Some("Bearer sk-file"));
+}
+
+#[test]
+fn one_shot_prints_text_json_or_event_lines() {
+    let env = ChatEnv::new();
+    env.answer(&text("Four."));
+    let out = run(env.chat(&["-p", "2+2?"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Four.\n");
+
+    env.answer(&text("Four again."));
+    let out = run(env.chat(&["-p", "2+2?", "--output", "json"]));
+    let msg: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(msg["role"], "assistant");
+    assert_eq!(msg["finished_reason"], "completed");
+    let texts: Vec<&Value> = msg["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .collect();
+    assert_eq!(texts.len(), 1, "{msg}");
+    assert_eq!(texts[0]["text"], "Four again.");
+    assert_eq!(msg["usage"]["input_tokens"], 20);
+
+    env.answer(&text("Evented."));
+    let out = run(env.chat(&["-p", "2+2?", "--output", "events"]));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"REPLY_START"));
+    assert_eq!(types.last(), Some(&"REPLY_END"));
+    assert!(types.contains(&"TEXT_BLOCK_DELTA"), "{types:?}");
+}
+
+#[test]
+fn one_shot_denies_what_would_ask_unless_a_mode_is_given() {
+    let env = ChatEnv::new();
+    env.answer(&bash("call_1", "echo hi > denied.txt"));
+    env.answer(&text("I was not allowed."));
+    let out = run(env.chat(&["-p", "make a file"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "I was not allowed.\n");
+    assert!(!env.work().join("denied.txt").exists());
+
+    env.answer(&bash("call_2", "echo hi > allowed.txt"));
+    env.answer(&text("Done."));
+    let out = run(env.chat(&["-p", "make a file", "--allow", "Bash(echo:*)"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(env.work().join("allowed.txt").exists());
+}
+
+#[test]
+fn a_model_error_is_reported_and_the_exit_code_says_so() {
+    let env = ChatEnv::new();
+    env.server
+        .push(oxiscope_test_support::openai_invalid_api_key());
+    let out = run(env.chat(&["-p", "hi"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error:"), "{}", stderr(&out));
+}
+
+#[test]
+fn sessions_are_listed_shown_and_removed() {
+    let env = ChatEnv::new();
+    env.answer(&text("Noted."));
+    let out = run(env.chat(&["-p", "remember this", "--session", "notes"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let list = stdout(&run(env.bare(&["sessions", "list"])));
+    assert!(list.starts_with("notes\t2 messages\t"), "{list}");
+
+    let show = run(env.bare(&["sessions", "show", "notes"]));
+    let state: Value = serde_json::from_str(&stdout(&show)).unwrap();
+    assert_eq!(state["context"][0]["content"][0]["text"], "remember this");
+    assert_eq!(state["permission_context"]["mode"], "dont_ask");
+
+    assert_eq!(
+        run(env.bare(&["sessions", "show", "nope"])).status.code(),
+        Some(1)
+    );
+    assert!(run(env.bare(&["sessions", "rm", "notes"])).status.success());
+    assert_eq!(stdout(&run(env.bare(&["sessions", "list"]))), "");
+    assert_eq!(
+        run(env.bare(&["sessions", "rm", "notes"])).status.code(),
+        Some(1)
+    );
+    let bad = run(env.bare(&["sessions", "show", "../etc"]));
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("invalid session name"),
+        "{}",
+        stderr(&bad)
+    );
+}
