@@ -45,7 +45,7 @@ mod record;
 mod sqlite;
 mod storage;
 
-pub use bus::{BusEvent, Cursor, EventStream, InMemoryBus, MessageBus, RunLease};
+pub use bus::{BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, RunLease};
 pub use error::{Error, Result};
 pub use record::{
     AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,

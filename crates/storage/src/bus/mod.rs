@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::stream::BoxStream;
 use serde_json::Value;
 
-pub use cursor::Cursor;
+pub use cursor::{Cursor, InvalidCursor};
 pub use memory::InMemoryBus;
 
 use crate::error::Result;

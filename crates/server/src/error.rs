@@ -1,0 +1,92 @@
+//! [`ApiError`]: every failure a handler returns, rendered in FastAPI's
+//! shapes (`{"detail": "..."}`, or a list of validation errors for 422).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// A handler failure and the status it maps to.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// 400: the request is well-formed but cannot be served.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: no or unknown credentials.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 404: no such record for this user.
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: the session's state does not allow it now.
+    #[error("{0}")]
+    Conflict(String),
+    /// 422: the request failed validation; FastAPI's error items.
+    #[error("validation failed: {0:?}")]
+    Validation(Vec<Value>),
+    /// 500: logged in full, answered with a generic body.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+/// Result of a handler.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    /// A one-item validation error at `loc` (FastAPI's `{loc, msg, type}`).
+    #[must_use]
+    pub fn invalid(loc: &[&str], msg: impl Into<String>, kind: &str) -> Self {
+        Self::Validation(vec![
+            json!({"type": kind, "loc": loc, "msg": msg.into(), "input": null}),
+        ])
+    }
+
+    /// The HTTP status.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<oxiscope_storage::Error> for ApiError {
+    fn from(e: oxiscope_storage::Error) -> Self {
+        match e {
+            oxiscope_storage::Error::NotFound { kind, id } => {
+                Self::NotFound(format!("{} {id} not found", capitalise(kind)))
+            }
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+/// `agent` → `Agent`.
+pub(crate) fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let body = match self {
+            Self::Validation(items) => json!({ "detail": items }),
+            Self::Internal(detail) => {
+                tracing::error!(%detail, "request failed");
+                json!({ "detail": "Internal Server Error" })
+            }
+            Self::BadRequest(d) | Self::Unauthorized(d) | Self::NotFound(d) | Self::Conflict(d) => {
+                json!({ "detail": d })
+            }
+        };
+        (status, axum::Json(body)).into_response()
+    }
+}

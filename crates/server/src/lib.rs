@@ -1,0 +1,55 @@
+//! The Oxiscope agent service: AgentScope 2.0's REST and SSE API over axum.
+//!
+//! [`app`] builds the router over an [`AppState`] (a [`Storage`], a
+//! [`MessageBus`], a credential [`Sealer`] and a [`ServerConfig`]). Chat
+//! runs go to the background: `POST /chat/` takes the session's lock and
+//! returns; the reply's events are published on the bus and reach every
+//! `GET /sessions/{id}/stream` subscriber as `data: <json>` frames, written
+//! exactly as the Python service writes them. Records are owned by users:
+//! another user's id is a 404.
+//!
+//! This crate does not own storage backends (see `oxiscope-storage`), the
+//! agent loop (`oxiscope-agent`) or the command line (`oxiscope serve`).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, app};
+//! use oxiscope_storage::{InMemoryBus, SqliteStorage};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = std::path::Path::new("./data");
+//! let storage = Arc::new(SqliteStorage::open(dir).await?);
+//! let state = AppState::new(
+//!     storage,
+//!     Arc::new(InMemoryBus::new()),
+//!     Sealer::load_or_create(dir)?,
+//!     ServerConfig::new(dir).with_auth(AuthMode::DevHeader),
+//! );
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+//! axum::serve(listener, app(state)).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`Storage`]: oxiscope_storage::Storage
+//! [`MessageBus`]: oxiscope_storage::MessageBus
+
+pub mod api;
+mod auth;
+mod crypto;
+mod error;
+mod extract;
+mod openapi;
+mod pyjson;
+mod routes;
+mod service;
+mod state;
+
+pub use auth::{AuthMode, UserId, generate_api_key, hash_api_key};
+pub use crypto::{CryptoError, KEY_ENV, KEY_FILE, Sealer};
+pub use error::{ApiError, ApiResult};
+pub use extract::{ApiJson, ApiQuery};
+pub use openapi::document as openapi_document;
+pub use pyjson::to_python_json;
+pub use routes::app;
+pub use state::{AppState, ServerConfig};

@@ -1,0 +1,329 @@
+//! `/openapi.json`, assembled from our own DTO types.
+//!
+//! The document is built by hand from a table of operations plus schemars
+//! schemas of the request/response types: the routes stay plain axum
+//! handlers, and no OpenAPI macro framework is compiled in.
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+use crate::api::{
+    AgentSchemaV2Response, AgentView, ChatRequest, ChatTriggerResponse, CreateAgentRequest,
+    CreateAgentResponse, CreateCredentialRequest, CreateCredentialResponse, CreateSessionRequest,
+    CreateSessionResponse, CredentialView, HealthResponse, InterruptSessionResponse,
+    ListAgentsResponse, ListCredentialSchemasResponse, ListCredentialsResponse,
+    ListMessagesResponse, ListModelsResponse, ListSessionsResponse, SessionRecordView,
+    SessionStatusResponse, UpdateAgentRequest, UpdateCredentialRequest, UpdateSessionRequest,
+};
+
+/// One parameter: name, location, required.
+type Param = (&'static str, &'static str, bool);
+
+const USER: Param = ("x-user-id", "header", true);
+const AGENT_Q: Param = ("agent_id", "query", true);
+const SESSION_P: Param = ("session_id", "path", true);
+
+struct Op {
+    method: &'static str,
+    path: &'static str,
+    tag: &'static str,
+    params: Vec<Param>,
+    body: Option<Value>,
+    status: &'static str,
+    response: Option<Value>,
+}
+
+fn schema_ref<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
+    g.subschema_for::<T>().to_value()
+}
+
+fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
+    let op = |method, path, tag, params: &[Param], body, status, response| Op {
+        method,
+        path,
+        tag,
+        params: params.to_vec(),
+        body,
+        status,
+        response,
+    };
+    vec![
+        op(
+            "get",
+            "/agent/schema/v2",
+            "agent",
+            &[],
+            None,
+            "200",
+            Some(schema_ref::<AgentSchemaV2Response>(g)),
+        ),
+        op(
+            "get",
+            "/agent/",
+            "agent",
+            &[USER],
+            None,
+            "200",
+            Some(schema_ref::<ListAgentsResponse>(g)),
+        ),
+        op(
+            "post",
+            "/agent/",
+            "agent",
+            &[USER],
+            Some(schema_ref::<CreateAgentRequest>(g)),
+            "201",
+            Some(schema_ref::<CreateAgentResponse>(g)),
+        ),
+        op(
+            "patch",
+            "/agent/{agent_id}",
+            "agent",
+            &[("agent_id", "path", true), USER],
+            Some(schema_ref::<UpdateAgentRequest>(g)),
+            "200",
+            Some(schema_ref::<AgentView>(g)),
+        ),
+        op(
+            "delete",
+            "/agent/{agent_id}",
+            "agent",
+            &[("agent_id", "path", true), USER],
+            None,
+            "204",
+            None,
+        ),
+        op(
+            "post",
+            "/chat/",
+            "chat",
+            &[USER],
+            Some(schema_ref::<ChatRequest>(g)),
+            "200",
+            Some(schema_ref::<ChatTriggerResponse>(g)),
+        ),
+        op(
+            "get",
+            "/credential/schemas",
+            "credential",
+            &[],
+            None,
+            "200",
+            Some(schema_ref::<ListCredentialSchemasResponse>(g)),
+        ),
+        op(
+            "get",
+            "/credential/",
+            "credential",
+            &[USER],
+            None,
+            "200",
+            Some(schema_ref::<ListCredentialsResponse>(g)),
+        ),
+        op(
+            "post",
+            "/credential/",
+            "credential",
+            &[USER],
+            Some(schema_ref::<CreateCredentialRequest>(g)),
+            "201",
+            Some(schema_ref::<CreateCredentialResponse>(g)),
+        ),
+        op(
+            "patch",
+            "/credential/{credential_id}",
+            "credential",
+            &[("credential_id", "path", true), USER],
+            Some(schema_ref::<UpdateCredentialRequest>(g)),
+            "200",
+            Some(schema_ref::<CredentialView>(g)),
+        ),
+        op(
+            "delete",
+            "/credential/{credential_id}",
+            "credential",
+            &[("credential_id", "path", true), USER],
+            None,
+            "204",
+            None,
+        ),
+        op(
+            "get",
+            "/health",
+            "health",
+            &[USER],
+            None,
+            "200",
+            Some(schema_ref::<HealthResponse>(g)),
+        ),
+        op(
+            "get",
+            "/model/",
+            "model",
+            &[("provider", "query", true)],
+            None,
+            "200",
+            Some(schema_ref::<ListModelsResponse>(g)),
+        ),
+        op(
+            "get",
+            "/sessions/",
+            "sessions",
+            &[AGENT_Q, USER],
+            None,
+            "200",
+            Some(schema_ref::<ListSessionsResponse>(g)),
+        ),
+        op(
+            "post",
+            "/sessions/",
+            "sessions",
+            &[USER],
+            Some(schema_ref::<CreateSessionRequest>(g)),
+            "201",
+            Some(schema_ref::<CreateSessionResponse>(g)),
+        ),
+        op(
+            "delete",
+            "/sessions/{session_id}",
+            "sessions",
+            &[SESSION_P, AGENT_Q, USER],
+            None,
+            "204",
+            None,
+        ),
+        op(
+            "patch",
+            "/sessions/{session_id}",
+            "sessions",
+            &[SESSION_P, AGENT_Q, USER],
+            Some(schema_ref::<UpdateSessionRequest>(g)),
+            "200",
+            Some(schema_ref::<SessionRecordView>(g)),
+        ),
+        op(
+            "post",
+            "/sessions/{session_id}/interrupt",
+            "sessions",
+            &[SESSION_P, AGENT_Q, USER],
+            None,
+            "202",
+            Some(schema_ref::<InterruptSessionResponse>(g)),
+        ),
+        op(
+            "get",
+            "/sessions/{session_id}/messages",
+            "sessions",
+            &[
+                SESSION_P,
+                AGENT_Q,
+                ("before", "query", false),
+                ("offset", "query", false),
+                ("limit", "query", false),
+                USER,
+            ],
+            None,
+            "200",
+            Some(schema_ref::<ListMessagesResponse>(g)),
+        ),
+        op(
+            "get",
+            "/sessions/{session_id}/status",
+            "sessions",
+            &[SESSION_P, AGENT_Q, USER],
+            None,
+            "200",
+            Some(schema_ref::<SessionStatusResponse>(g)),
+        ),
+        op(
+            "get",
+            "/sessions/{session_id}/stream",
+            "sessions",
+            &[SESSION_P, AGENT_Q, ("after", "query", false), USER],
+            None,
+            "200",
+            None,
+        ),
+    ]
+}
+
+fn param_schema(name: &str) -> Value {
+    match name {
+        "offset" => json!({"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+        "limit" => json!({"type": "integer", "minimum": 1, "maximum": 200, "default": 50}),
+        "before" | "after" => json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        _ => json!({"type": "string"}),
+    }
+}
+
+/// The OpenAPI 3.1 document of the service.
+#[must_use]
+pub fn document() -> Value {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.definitions_path = "/components/schemas".into();
+    let mut generator = settings.into_generator();
+    let ops = operations(&mut generator);
+    let mut schemas = generator.take_definitions(true);
+    schemas.insert(
+        "HTTPValidationError".into(),
+        json!({"type": "object", "properties": {"detail": {"type": "array", "items": {"$ref": "#/components/schemas/ValidationError"}}}}),
+    );
+    schemas.insert(
+        "ValidationError".into(),
+        json!({"type": "object", "required": ["loc", "msg", "type"], "properties": {
+            "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+            "msg": {"type": "string"}, "type": {"type": "string"}}}),
+    );
+    let mut paths = Map::new();
+    for op in ops {
+        let mut operation = Map::new();
+        operation.insert("tags".into(), json!([op.tag]));
+        let params: Vec<Value> = op
+            .params
+            .iter()
+            .map(|&(name, location, required)| {
+                json!({"name": name, "in": location, "required": required, "schema": param_schema(name)})
+            })
+            .collect();
+        let validated = !params.is_empty();
+        if validated {
+            operation.insert("parameters".into(), Value::Array(params));
+        }
+        if let Some(body) = op.body {
+            operation.insert(
+                "requestBody".into(),
+                json!({"required": true, "content": {"application/json": {"schema": body}}}),
+            );
+        }
+        let mut responses = Map::new();
+        let ok = match (op.response, op.path.ends_with("/stream")) {
+            (_, true) => json!({"content": {"text/event-stream": {"schema": {}}}}),
+            (Some(schema), false) => json!({"content": {"application/json": {"schema": schema}}}),
+            (None, false) => json!({}),
+        };
+        responses.insert(op.status.into(), ok);
+        if op.path != "/health" {
+            responses.insert("404".into(), json!({}));
+        }
+        if validated {
+            responses.insert(
+                "422".into(),
+                json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}}}),
+            );
+        }
+        operation.insert("responses".into(), Value::Object(responses));
+        let entry = paths
+            .entry(op.path.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(map) = entry {
+            map.insert(op.method.into(), Value::Object(operation));
+        }
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Oxiscope", "version": env!("CARGO_PKG_VERSION")},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    })
+}

@@ -1,0 +1,39 @@
+//! `POST /chat/`: start (or resume) a run in the background.
+
+use axum::Json;
+use axum::extract::State;
+
+use super::agent::agent_not_found;
+use crate::api::{ChatRequest, ChatTriggerResponse};
+use crate::auth::UserId;
+use crate::error::ApiResult;
+use crate::extract::ApiJson;
+use crate::service::{RunRequest, load_session, parse_input, start_run};
+use crate::state::AppState;
+
+/// `POST /chat/`: `{status: "started", session_id}`; the events arrive on
+/// the session's stream.
+pub(super) async fn chat(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    ApiJson(body): ApiJson<ChatRequest>,
+) -> ApiResult<Json<ChatTriggerResponse>> {
+    let input = parse_input(body.input.clone())?;
+    let session = load_session(&state, &user, &body.session_id, &body.agent_id).await?;
+    let agent = state
+        .storage()
+        .get_agent(&user, &body.agent_id)
+        .await?
+        .ok_or_else(|| agent_not_found(&body.agent_id))?;
+    start_run(
+        &state,
+        &agent,
+        session,
+        RunRequest::Chat(Box::new(input), body.input),
+    )
+    .await?;
+    Ok(Json(ChatTriggerResponse {
+        status: "started".to_owned(),
+        session_id: body.session_id,
+    }))
+}

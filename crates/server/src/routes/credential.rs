@@ -1,0 +1,188 @@
+//! `/credential/`: provider credentials, sealed at rest, masked in answers.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use oxiscope_model::{Credential, CredentialType, SECRET_MASK};
+use oxiscope_storage::{CredentialRecord, new_id, now};
+use serde_json::{Map, Value};
+
+use crate::api::{
+    CreateCredentialRequest, CreateCredentialResponse, CredentialView,
+    ListCredentialSchemasResponse, ListCredentialsResponse, UpdateCredentialRequest,
+};
+use crate::auth::UserId;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::ApiJson;
+use crate::state::AppState;
+
+/// Reads a credential document, as a 422 on `body.data` when it is not one.
+fn parse(data: Map<String, Value>) -> ApiResult<Credential> {
+    let input = Value::Object(data);
+    Credential::from_json_value(input.clone()).map_err(|e| {
+        ApiError::Validation(vec![serde_json::json!({
+            "type": "value_error",
+            "loc": ["body", "data"],
+            "msg": e.to_string(),
+            "input": mask(input),
+        })])
+    })
+}
+
+/// The input echoed in an error, with anything that looks secret masked.
+fn mask(mut input: Value) -> Value {
+    if let Value::Object(map) = &mut input {
+        for (key, value) in map.iter_mut() {
+            if key.contains("key") || key.contains("secret") || key.contains("token") {
+                *value = Value::from(SECRET_MASK);
+            }
+        }
+    }
+    input
+}
+
+/// Opens a stored credential.
+pub(crate) fn unseal(state: &AppState, record: &CredentialRecord) -> ApiResult<Credential> {
+    let plain = state
+        .sealer()
+        .open(&record.sealed)
+        .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))?;
+    let value: Value = serde_json::from_slice(&plain)
+        .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))?;
+    Credential::from_json_value(value)
+        .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))
+}
+
+fn seal(state: &AppState, credential: &Credential) -> ApiResult<String> {
+    let storage = credential
+        .to_storage_json()
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    state
+        .sealer()
+        .seal(storage.to_string().as_bytes())
+        .map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+fn view(state: &AppState, record: CredentialRecord) -> ApiResult<CredentialView> {
+    let credential = unseal(state, &record)?;
+    let data = match serde_json::to_value(&credential) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    Ok(CredentialView {
+        id: record.id,
+        updated_at: record.updated_at,
+        created_at: record.created_at,
+        user_id: record.user_id,
+        data,
+        editable: true,
+    })
+}
+
+/// `GET /credential/schemas`.
+pub(super) async fn schemas() -> Json<ListCredentialSchemasResponse> {
+    let schemas = CredentialType::all_json_schemas()
+        .into_iter()
+        .filter_map(|s| match s {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .collect();
+    Json(ListCredentialSchemasResponse { schemas })
+}
+
+/// `GET /credential/`.
+pub(super) async fn list(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+) -> ApiResult<Json<ListCredentialsResponse>> {
+    let credentials = state
+        .storage()
+        .list_credentials(&user)
+        .await?
+        .into_iter()
+        .map(|r| view(&state, r))
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(Json(ListCredentialsResponse {
+        total: credentials.len(),
+        credentials,
+    }))
+}
+
+/// `POST /credential/`.
+pub(super) async fn create(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    ApiJson(body): ApiJson<CreateCredentialRequest>,
+) -> ApiResult<(StatusCode, Json<CreateCredentialResponse>)> {
+    let mut data = body.data;
+    // Ids are the server's: a client cannot pick (or collide with) one.
+    let id = new_id();
+    data.insert("id".into(), Value::from(id.clone()));
+    let credential = parse(data)?;
+    let stamp = now();
+    let record = CredentialRecord {
+        id: id.clone(),
+        user_id: user,
+        created_at: stamp.clone(),
+        updated_at: stamp,
+        sealed: seal(&state, &credential)?,
+    };
+    state.storage().create_credential(&record).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreateCredentialResponse { credential_id: id }),
+    ))
+}
+
+/// `PATCH /credential/{credential_id}`: merges the given fields; a masked
+/// secret keeps the stored one.
+pub(super) async fn update(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(credential_id): Path<String>,
+    ApiJson(body): ApiJson<UpdateCredentialRequest>,
+) -> ApiResult<Json<CredentialView>> {
+    let mut record = state
+        .storage()
+        .get_credential(&user, &credential_id)
+        .await?
+        .ok_or_else(|| not_found(&credential_id))?;
+    let current = unseal(&state, &record)?;
+    let mut merged = match current.to_storage_json() {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    for (key, value) in body.data {
+        if value.as_str() == Some(SECRET_MASK) || key == "id" {
+            continue;
+        }
+        merged.insert(key, value);
+    }
+    let credential = parse(merged)?;
+    record.sealed = seal(&state, &credential)?;
+    record.updated_at = now();
+    state.storage().update_credential(&record).await?;
+    Ok(Json(view(&state, record)?))
+}
+
+/// `DELETE /credential/{credential_id}`.
+pub(super) async fn delete(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(credential_id): Path<String>,
+) -> ApiResult<StatusCode> {
+    if state
+        .storage()
+        .delete_credential(&user, &credential_id)
+        .await?
+    {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(&credential_id))
+    }
+}
+
+pub(crate) fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("Credential {id} not found"))
+}

@@ -1,0 +1,368 @@
+//! `/sessions/`: the caller's sessions, their messages, status and
+//! interruption.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use oxiscope_agent::AgentState;
+use oxiscope_permission::PermissionMode;
+use oxiscope_storage::{SessionRecord, new_id, now};
+use serde_json::{Map, Value, json};
+
+use super::agent::agent_not_found;
+use crate::api::{
+    AgentQuery, ChatModelConfig, CreateSessionRequest, CreateSessionResponse,
+    InterruptSessionResponse, ListMessagesResponse, ListSessionsResponse, MessagesQuery,
+    SessionRecordView, SessionStatusResponse, SessionView, UpdateSessionRequest,
+};
+use crate::auth::UserId;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{ApiJson, ApiQuery};
+use crate::service::{self, agent_state, load_session, session_status, session_view};
+use crate::state::AppState;
+
+/// A workspace id must be safe as a directory name.
+fn check_workspace_id(id: &str) -> ApiResult<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            &["body", "workspace_id"],
+            "workspace_id may only hold letters, digits, '-' and '_'",
+            "value_error",
+        ))
+    }
+}
+
+async fn check_credential(
+    state: &AppState,
+    user: &str,
+    config: Option<&ChatModelConfig>,
+) -> ApiResult<()> {
+    if let Some(config) = config {
+        state
+            .storage()
+            .get_credential(user, &config.credential_id)
+            .await?
+            .ok_or_else(|| super::credential::not_found(&config.credential_id))?;
+    }
+    Ok(())
+}
+
+/// Writes the given config fields into `config`.
+fn apply_config(
+    config: &mut Map<String, Value>,
+    chat: Option<ChatModelConfig>,
+    fallback: Option<ChatModelConfig>,
+    extra: [(&str, Option<Value>); 3],
+) {
+    if let Some(chat) = chat {
+        config.insert("chat_model_config".into(), json!(chat));
+    }
+    if let Some(fallback) = fallback {
+        config.insert("fallback_chat_model_config".into(), json!(fallback));
+    }
+    for (key, value) in extra {
+        if let Some(value) = value {
+            config.insert(key.to_owned(), value);
+        }
+    }
+}
+
+/// `POST /sessions/`: creates the session, or updates and returns the one
+/// of the same user, agent and workspace.
+pub(super) async fn create(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    ApiJson(body): ApiJson<CreateSessionRequest>,
+) -> ApiResult<(StatusCode, Json<CreateSessionResponse>)> {
+    let agent = state
+        .storage()
+        .get_agent(&user, &body.agent_id)
+        .await?
+        .ok_or_else(|| agent_not_found(&body.agent_id))?;
+    check_credential(&state, &user, body.chat_model_config.as_ref()).await?;
+    check_credential(&state, &user, body.fallback_chat_model_config.as_ref()).await?;
+    let workspace_id = body
+        .workspace_id
+        .clone()
+        .unwrap_or_else(|| agent.id.clone());
+    check_workspace_id(&workspace_id)?;
+    let extra = [
+        ("tts_model_config", body.tts_model_config),
+        ("realtime_model_config", body.realtime_model_config),
+        ("knowledge_config", body.knowledge_config),
+    ];
+
+    let storage = state.storage();
+    if let Some(existing) = storage
+        .find_session(&user, &agent.id, &workspace_id)
+        .await?
+    {
+        let mut config = match existing.config.clone() {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        if let Some(name) = body.name {
+            config.insert("name".into(), name.into());
+            config.insert("naming".into(), json!({"auto": false}));
+        }
+        apply_config(
+            &mut config,
+            body.chat_model_config,
+            body.fallback_chat_model_config,
+            extra,
+        );
+        storage
+            .update_session_config(&user, &existing.id, &Value::Object(config))
+            .await?;
+        let session_id = existing.id.clone();
+        if let Some(mode) = body.permission_mode {
+            set_permission_mode(&state, existing, mode).await?;
+        }
+        return Ok((
+            StatusCode::CREATED,
+            Json(CreateSessionResponse { session_id }),
+        ));
+    }
+
+    let id = new_id();
+    let mut config = Map::new();
+    config.insert("workspace_id".into(), workspace_id.clone().into());
+    config.insert("name".into(), body.name.clone().unwrap_or_default().into());
+    config.insert("naming".into(), json!({"auto": body.name.is_none()}));
+    config.insert("cwd".into(), Value::Null);
+    for key in [
+        "chat_model_config",
+        "fallback_chat_model_config",
+        "tts_model_config",
+        "realtime_model_config",
+        "knowledge_config",
+    ] {
+        config.insert(key.into(), Value::Null);
+    }
+    apply_config(
+        &mut config,
+        body.chat_model_config,
+        body.fallback_chat_model_config,
+        extra,
+    );
+    let agent_mode = agent
+        .data
+        .get("permission_mode")
+        .cloned()
+        .and_then(|m| serde_json::from_value::<PermissionMode>(m).ok());
+    let mut agent_state = AgentState {
+        session_id: id.clone(),
+        ..AgentState::default()
+    };
+    agent_state.permission_context.mode = body.permission_mode.or(agent_mode).unwrap_or_default();
+    let stamp = now();
+    let record = SessionRecord {
+        id: id.clone(),
+        user_id: user,
+        agent_id: agent.id,
+        workspace_id,
+        created_at: stamp.clone(),
+        updated_at: stamp,
+        config: Value::Object(config),
+        state: serde_json::to_value(&agent_state).map_err(|e| ApiError::Internal(e.to_string()))?,
+        revision: 0,
+    };
+    storage.create_session(&record).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreateSessionResponse { session_id: id }),
+    ))
+}
+
+/// Writes a permission mode into the session's stored state.
+async fn set_permission_mode(
+    state: &AppState,
+    session: SessionRecord,
+    mode: PermissionMode,
+) -> ApiResult<()> {
+    if state.bus().is_locked(&session.id).await? {
+        return Err(ApiError::Conflict(
+            "The permission mode cannot change while a run is active.".to_owned(),
+        ));
+    }
+    let mut current = agent_state(&session)?;
+    current.permission_context.mode = mode;
+    let snapshot = serde_json::to_value(&current).map_err(|e| ApiError::Internal(e.to_string()))?;
+    match state
+        .storage()
+        .commit_reply(&session.id, session.revision, &snapshot, &[])
+        .await
+    {
+        Err(oxiscope_storage::Error::StaleRevision { .. }) => Err(ApiError::Conflict(
+            "The session changed meanwhile; retry.".to_owned(),
+        )),
+        other => other.map(|_| ()).map_err(ApiError::from),
+    }
+}
+
+/// `GET /sessions/?agent_id=`.
+pub(super) async fn list(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    ApiQuery(query): ApiQuery<AgentQuery>,
+) -> ApiResult<Json<ListSessionsResponse>> {
+    state
+        .storage()
+        .get_agent(&user, &query.agent_id)
+        .await?
+        .ok_or_else(|| agent_not_found(&query.agent_id))?;
+    let mut sessions = Vec::new();
+    for session in state
+        .storage()
+        .list_sessions(&user, &query.agent_id)
+        .await?
+    {
+        let status = session_status(&state, &session).await?;
+        sessions.push(SessionView {
+            session: session_view(&session),
+            is_running: status == crate::api::SessionStatus::Running,
+            status,
+            team: None,
+        });
+    }
+    Ok(Json(ListSessionsResponse {
+        total: sessions.len(),
+        sessions,
+    }))
+}
+
+/// `PATCH /sessions/{id}?agent_id=`.
+pub(super) async fn update(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(session_id): Path<String>,
+    ApiQuery(query): ApiQuery<AgentQuery>,
+    ApiJson(body): ApiJson<UpdateSessionRequest>,
+) -> ApiResult<Json<SessionRecordView>> {
+    let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
+    check_credential(&state, &user, body.chat_model_config.as_ref()).await?;
+    check_credential(&state, &user, body.fallback_chat_model_config.as_ref()).await?;
+    let mut config = match session.config.clone() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    if let Some(name) = body.name {
+        config.insert("name".into(), name.into());
+        config.insert("naming".into(), json!({"auto": false}));
+    }
+    if let Some(cwd) = body.cwd {
+        config.insert("cwd".into(), cwd.into());
+    }
+    apply_config(
+        &mut config,
+        body.chat_model_config,
+        body.fallback_chat_model_config,
+        [
+            ("tts_model_config", body.tts_model_config),
+            ("realtime_model_config", body.realtime_model_config),
+            ("knowledge_config", body.knowledge_config),
+        ],
+    );
+    state
+        .storage()
+        .update_session_config(&user, &session_id, &Value::Object(config))
+        .await?;
+    if let Some(mode) = body.permission_mode {
+        let fresh = load_session(&state, &user, &session_id, &query.agent_id).await?;
+        set_permission_mode(&state, fresh, mode).await?;
+    }
+    let fresh = load_session(&state, &user, &session_id, &query.agent_id).await?;
+    Ok(Json(session_view(&fresh)))
+}
+
+/// `DELETE /sessions/{id}?agent_id=`.
+pub(super) async fn delete(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(session_id): Path<String>,
+    ApiQuery(query): ApiQuery<AgentQuery>,
+) -> ApiResult<StatusCode> {
+    let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
+    if state.bus().is_locked(&session.id).await? {
+        return Err(ApiError::Conflict(
+            "A chat run is active for this session; interrupt it first.".to_owned(),
+        ));
+    }
+    state.storage().delete_session(&user, &session_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /sessions/{id}/messages?agent_id=&before=&limit=`.
+pub(super) async fn messages(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(session_id): Path<String>,
+    ApiQuery(query): ApiQuery<MessagesQuery>,
+) -> ApiResult<Json<ListMessagesResponse>> {
+    if !(1..=200).contains(&query.limit) {
+        return Err(ApiError::invalid(
+            &["query", "limit"],
+            "Input should be between 1 and 200",
+            "less_than_equal",
+        ));
+    }
+    let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
+    // The cursor first: events after it are newer than the page.
+    let event_cursor = state.bus().last_cursor(&session.id).await?;
+    let is_running = state.bus().is_locked(&session.id).await?;
+    let page = state
+        .storage()
+        .list_messages(
+            &session.id,
+            query.before.as_deref(),
+            query.offset.unwrap_or(0),
+            query.limit,
+        )
+        .await?;
+    Ok(Json(ListMessagesResponse {
+        messages: page.messages.into_iter().map(|m| m.msg).collect(),
+        event_cursor: event_cursor.map(|c| c.to_string()),
+        is_running,
+        has_more: page.has_more,
+    }))
+}
+
+/// `GET /sessions/{id}/status?agent_id=`.
+pub(super) async fn status(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(session_id): Path<String>,
+    ApiQuery(query): ApiQuery<AgentQuery>,
+) -> ApiResult<Json<SessionStatusResponse>> {
+    let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
+    let status = session_status(&state, &session).await?;
+    Ok(Json(SessionStatusResponse { session_id, status }))
+}
+
+/// `POST /sessions/{id}/interrupt?agent_id=`: 202 whether or not anything
+/// was running.
+pub(super) async fn interrupt(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(session_id): Path<String>,
+    ApiQuery(query): ApiQuery<AgentQuery>,
+) -> ApiResult<(StatusCode, Json<InterruptSessionResponse>)> {
+    let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
+    let agent = state
+        .storage()
+        .get_agent(&user, &query.agent_id)
+        .await?
+        .ok_or_else(|| agent_not_found(&query.agent_id))?;
+    service::interrupt(&state, &agent, session).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(InterruptSessionResponse { session_id }),
+    ))
+}

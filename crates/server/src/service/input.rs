@@ -1,0 +1,84 @@
+//! The `input` of `POST /chat/`: a message, messages, a confirmation, an
+//! external result, or nothing.
+
+use oxiscope_message::{ExternalExecutionResultEvent, Msg, UserConfirmResultEvent};
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiResult};
+use crate::extract::shape_error;
+
+/// What a chat run starts from.
+#[derive(Debug, Clone)]
+pub(crate) enum ChatInput {
+    /// New messages.
+    Msgs(Vec<Msg>),
+    /// Answers to the parked confirmation.
+    Confirm(UserConfirmResultEvent),
+    /// Results for the parked external calls.
+    External(ExternalExecutionResultEvent),
+    /// Nothing: continue from the state.
+    Continue,
+}
+
+impl ChatInput {
+    /// The reply id a resume names.
+    pub(crate) fn resume_reply_id(&self) -> Option<&str> {
+        match self {
+            Self::Confirm(e) => Some(&e.reply_id),
+            Self::External(e) => Some(&e.reply_id),
+            Self::Msgs(_) | Self::Continue => None,
+        }
+    }
+}
+
+/// Reads `input`; a 422 at `body.input` when it is none of the accepted
+/// shapes, or a message breaks its role's rules.
+pub(crate) fn parse_input(input: Option<Value>) -> ApiResult<ChatInput> {
+    let Some(value) = input else {
+        return Ok(ChatInput::Continue);
+    };
+    let loc = ["body", "input"];
+    let parsed = match &value {
+        Value::Null => return Ok(ChatInput::Continue),
+        Value::Array(_) => serde_json::from_value::<Vec<Msg>>(value.clone()).map(ChatInput::Msgs),
+        Value::Object(map) => match map.get("type").and_then(Value::as_str) {
+            Some(UserConfirmResultEvent::TYPE) => {
+                serde_json::from_value(value.clone()).map(ChatInput::Confirm)
+            }
+            Some(ExternalExecutionResultEvent::TYPE) => {
+                serde_json::from_value(value.clone()).map(ChatInput::External)
+            }
+            Some(other) if map.get("role").is_none() => {
+                return Err(ApiError::Validation(vec![serde_json::json!({
+                    "type": "value_error",
+                    "loc": loc,
+                    "msg": format!("{other} is not an accepted input event"),
+                    "input": value,
+                })]));
+            }
+            _ => serde_json::from_value::<Msg>(value.clone()).map(|m| ChatInput::Msgs(vec![m])),
+        },
+        _ => {
+            return Err(ApiError::Validation(vec![serde_json::json!({
+                "type": "model_type",
+                "loc": loc,
+                "msg": "Input should be a message, a list of messages or an input event",
+                "input": value,
+            })]));
+        }
+    };
+    let input = parsed.map_err(|e| shape_error(&loc, &e, &value))?;
+    if let ChatInput::Msgs(msgs) = &input {
+        for m in msgs {
+            m.validate().map_err(|e| {
+                ApiError::Validation(vec![serde_json::json!({
+                    "type": "value_error",
+                    "loc": loc,
+                    "msg": e.to_string(),
+                    "input": value,
+                })])
+            })?;
+        }
+    }
+    Ok(input)
+}

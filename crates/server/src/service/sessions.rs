@@ -1,0 +1,67 @@
+//! Owned-session lookups and the session's status.
+
+use oxiscope_agent::{AgentState, Awaiting};
+use oxiscope_storage::SessionRecord;
+use serde_json::{Map, Value, json};
+
+use crate::api::{SessionRecordView, SessionStatus};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+/// The caller's session `id` of agent `agent_id`, or 404.
+pub(crate) async fn load_session(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    agent_id: &str,
+) -> ApiResult<SessionRecord> {
+    state
+        .storage()
+        .get_session(user, id)
+        .await?
+        .filter(|s| s.agent_id == agent_id)
+        .ok_or_else(|| ApiError::NotFound(format!("Session {id} not found")))
+}
+
+/// The session's agent state.
+pub(crate) fn agent_state(session: &SessionRecord) -> ApiResult<AgentState> {
+    serde_json::from_value(session.state.clone())
+        .map_err(|e| ApiError::Internal(format!("session {}: stored state: {e}", session.id)))
+}
+
+/// Running when a run holds the session's lock, else what the stored state
+/// waits for.
+pub(crate) async fn session_status(
+    state: &AppState,
+    session: &SessionRecord,
+) -> ApiResult<SessionStatus> {
+    if state.bus().is_locked(&session.id).await? {
+        return Ok(SessionStatus::Running);
+    }
+    Ok(match agent_state(session)?.awaiting() {
+        Some(Awaiting::Permission) => SessionStatus::AwaitingPermission,
+        Some(Awaiting::ExternalResult) => SessionStatus::AwaitingExternalResult,
+        None => SessionStatus::Idle,
+    })
+}
+
+fn object(value: &Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// The `SessionRecord` of the API.
+pub(crate) fn session_view(session: &SessionRecord) -> SessionRecordView {
+    let mut origin = Map::new();
+    origin.insert("type".into(), json!("user"));
+    SessionRecordView {
+        id: session.id.clone(),
+        updated_at: session.updated_at.clone(),
+        created_at: session.created_at.clone(),
+        user_id: session.user_id.clone(),
+        agent_id: session.agent_id.clone(),
+        origin,
+        team_id: None,
+        config: object(&session.config),
+        state: object(&session.state),
+    }
+}

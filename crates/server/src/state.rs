@@ -1,0 +1,180 @@
+//! [`AppState`]: what every handler shares.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use oxiscope_storage::{MessageBus, Storage};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::AuthMode;
+use crate::crypto::Sealer;
+
+/// How the service is set up.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where agents' working directories live (`<data_dir>/agents/<id>`).
+    pub data_dir: PathBuf,
+    /// How callers authenticate.
+    pub auth: AuthMode,
+    /// Origins allowed by CORS; empty means CORS is off.
+    pub cors_origins: Vec<String>,
+    /// Time between SSE heartbeats.
+    pub heartbeat: Duration,
+    /// How long a run lock lives without renewal.
+    pub lock_ttl: Duration,
+}
+
+impl ServerConfig {
+    /// Defaults for `data_dir`: API keys, CORS off, 30 s heartbeats, 60 s
+    /// locks.
+    #[must_use]
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            auth: AuthMode::ApiKeys,
+            cors_origins: Vec::new(),
+            heartbeat: Duration::from_secs(30),
+            lock_ttl: Duration::from_secs(60),
+        }
+    }
+
+    /// Another authentication mode.
+    #[must_use]
+    pub fn with_auth(mut self, auth: AuthMode) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Another heartbeat interval.
+    #[must_use]
+    pub fn with_heartbeat(mut self, heartbeat: Duration) -> Self {
+        self.heartbeat = heartbeat;
+        self
+    }
+
+    /// Allow these CORS origins (`*` for any).
+    #[must_use]
+    pub fn with_cors_origins(mut self, origins: Vec<String>) -> Self {
+        self.cors_origins = origins;
+        self
+    }
+}
+
+/// A run in progress in this process.
+#[derive(Debug)]
+pub(crate) struct ActiveRun {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) task: Option<JoinHandle<()>>,
+}
+
+/// The shared state of the app: stores, bus, sealer, config and the runs
+/// this process is executing. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    storage: Arc<dyn Storage>,
+    bus: Arc<dyn MessageBus>,
+    sealer: Sealer,
+    config: ServerConfig,
+    runs: Mutex<HashMap<String, ActiveRun>>,
+    shutdown: CancellationToken,
+}
+
+impl AppState {
+    /// State over the given stores.
+    #[must_use]
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        bus: Arc<dyn MessageBus>,
+        sealer: Sealer,
+        config: ServerConfig,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                storage,
+                bus,
+                sealer,
+                config,
+                runs: Mutex::new(HashMap::new()),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The record store.
+    #[must_use]
+    pub fn storage(&self) -> &dyn Storage {
+        &*self.inner.storage
+    }
+
+    /// The message bus.
+    #[must_use]
+    pub fn bus(&self) -> &dyn MessageBus {
+        &*self.inner.bus
+    }
+
+    /// The credential sealer.
+    #[must_use]
+    pub fn sealer(&self) -> &Sealer {
+        &self.inner.sealer
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// The data directory.
+    #[must_use]
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.config.data_dir
+    }
+
+    pub(crate) fn auth_mode(&self) -> AuthMode {
+        self.inner.config.auth
+    }
+
+    /// Fires when the server shuts down: streams end, runs are interrupted.
+    #[must_use]
+    pub fn shutdown_token(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+
+    pub(crate) fn runs(&self) -> MutexGuard<'_, HashMap<String, ActiveRun>> {
+        self.inner
+            .runs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Interrupts every run of this process and waits for each to persist
+    /// its state.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: runs already told to stop keep stopping.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let tasks: Vec<JoinHandle<()>> = {
+            let mut runs = self.runs();
+            runs.values_mut()
+                .filter_map(|run| {
+                    run.cancel.cancel();
+                    run.task.take()
+                })
+                .collect()
+        };
+        for task in tasks {
+            if let Err(e) = task.await {
+                tracing::error!(error = %e, "a run task failed during shutdown");
+            }
+        }
+    }
+}

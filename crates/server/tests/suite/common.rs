@@ -1,0 +1,255 @@
+//! A running server over a temporary data directory, an HTTP client, an
+//! SSE reader and a fake OpenAI server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, app};
+use oxiscope_storage::{InMemoryBus, SqliteStorage};
+use oxiscope_test_support::{FakeServer, OpenAiScript};
+use serde_json::{Value, json};
+
+pub(crate) struct Harness {
+    pub(crate) base: String,
+    pub(crate) http: reqwest::Client,
+    pub(crate) state: AppState,
+    pub(crate) fake: FakeServer,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) auth: AuthMode,
+}
+
+impl Harness {
+    pub(crate) async fn start() -> Self {
+        Self::start_with(AuthMode::DevHeader).await
+    }
+
+    pub(crate) async fn start_with(auth: AuthMode) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
+        let state = AppState::new(
+            storage,
+            Arc::new(InMemoryBus::new()),
+            Sealer::from_key(&[3; 32]),
+            ServerConfig::new(dir.path()).with_auth(auth),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let router = app(state.clone());
+        tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        // The workspace's reqwest has no default TLS provider; loopback
+        // HTTP needs none, but the client builder insists on one.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Self {
+            base: format!("http://{addr}"),
+            http: reqwest::Client::new(),
+            state,
+            fake: FakeServer::start().await.unwrap(),
+            dir,
+            auth,
+        }
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str, user: &str) -> reqwest::RequestBuilder {
+        let builder = self.http.request(method, format!("{}{path}", self.base));
+        match self.auth {
+            AuthMode::DevHeader => builder.header("x-user-id", user),
+            AuthMode::ApiKeys => builder.bearer_auth(user),
+        }
+    }
+
+    pub(crate) async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        user: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self.request(method, path, user);
+        if let Some(body) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        let text = res.text().await.unwrap();
+        let value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, value)
+    }
+
+    pub(crate) async fn get(&self, path: &str, user: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, user, None).await
+    }
+
+    pub(crate) async fn post(&self, path: &str, user: &str, body: Value) -> (u16, Value) {
+        self.call(reqwest::Method::POST, path, user, Some(body))
+            .await
+    }
+
+    /// Credential (pointing at the fake server), agent, session.
+    pub(crate) async fn setup(&self, user: &str) -> Setup {
+        let (s, c) = self
+            .post(
+                "/credential/",
+                user,
+                json!({"data": {"type": "openai_credential", "name": "fake", "api_key": "sk-test-secret", "base_url": self.fake.url("/v1")}}),
+            )
+            .await;
+        assert_eq!(s, 201, "{c}");
+        let credential_id = c["credential_id"].as_str().unwrap().to_owned();
+        let (s, a) = self
+            .post(
+                "/agent/",
+                user,
+                json!({"name": "Friday", "system_prompt": "You are Friday."}),
+            )
+            .await;
+        assert_eq!(s, 201, "{a}");
+        let agent_id = a["agent_id"].as_str().unwrap().to_owned();
+        let (s, sess) = self
+            .post(
+                "/sessions/",
+                user,
+                json!({"agent_id": agent_id, "chat_model_config": {"type": "openai_credential", "credential_id": credential_id, "model": "gpt-4.1", "parameters": {}}}),
+            )
+            .await;
+        assert_eq!(s, 201, "{sess}");
+        Setup {
+            credential_id,
+            agent_id,
+            session_id: sess["session_id"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    pub(crate) async fn chat(&self, user: &str, s: &Setup, input: Value) -> (u16, Value) {
+        self.post(
+            "/chat/",
+            user,
+            json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": input}),
+        )
+        .await
+    }
+
+    pub(crate) async fn status(&self, user: &str, s: &Setup) -> String {
+        let (code, body) = self
+            .get(
+                &format!("/sessions/{}/status?agent_id={}", s.session_id, s.agent_id),
+                user,
+            )
+            .await;
+        assert_eq!(code, 200, "{body}");
+        body["status"].as_str().unwrap().to_owned()
+    }
+
+    /// Waits until the session's run is over.
+    pub(crate) async fn wait_not_running(&self, user: &str, s: &Setup) -> String {
+        for _ in 0..500 {
+            let status = self.status(user, s).await;
+            if status != "running" {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the run did not finish");
+    }
+
+    pub(crate) async fn subscribe(&self, user: &str, s: &Setup, after: Option<&str>) -> Sse {
+        let mut path = format!("/sessions/{}/stream?agent_id={}", s.session_id, s.agent_id);
+        if let Some(after) = after {
+            path.push_str(&format!("&after={after}"));
+        }
+        let res = self
+            .request(reqwest::Method::GET, &path, user)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 200);
+        assert_eq!(
+            res.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream; charset=utf-8"
+        );
+        Sse {
+            body: Box::pin(res.bytes_stream().map(|c| c.map(|b| b.to_vec()))),
+            buf: Vec::new(),
+            raw: Vec::new(),
+        }
+    }
+}
+
+pub(crate) struct Setup {
+    pub(crate) credential_id: String,
+    pub(crate) agent_id: String,
+    pub(crate) session_id: String,
+}
+
+type ByteStream =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<Vec<u8>>> + Send>>;
+
+/// Reads `data:` frames off an SSE response.
+pub(crate) struct Sse {
+    body: ByteStream,
+    buf: Vec<u8>,
+    /// Every data frame's JSON text, as sent.
+    pub(crate) raw: Vec<String>,
+}
+
+impl Sse {
+    /// The next event (heartbeats skipped).
+    pub(crate) async fn next(&mut self) -> Value {
+        loop {
+            if let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = self.buf.drain(..end + 2).collect();
+                let text = String::from_utf8(frame).unwrap();
+                if text.starts_with(':') {
+                    continue;
+                }
+                let data = text
+                    .strip_prefix("data: ")
+                    .unwrap_or_else(|| panic!("not a data frame: {text:?}"))
+                    .trim_end_matches('\n')
+                    .to_owned();
+                self.raw.push(data.clone());
+                return serde_json::from_str(&data).unwrap();
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), self.body.next())
+                .await
+                .expect("an SSE frame in time")
+                .expect("the stream stays open")
+                .unwrap();
+            self.buf.extend(chunk);
+        }
+    }
+
+    /// Events up to and including the first of type `until`.
+    pub(crate) async fn until(&mut self, until: &str) -> Vec<Value> {
+        let mut events = Vec::new();
+        loop {
+            let event = self.next().await;
+            let done = event["type"] == until;
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+    }
+}
+
+pub(crate) fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+/// A plain text answer.
+pub(crate) fn text_answer(text: &str) -> oxiscope_test_support::ScriptedResponse {
+    OpenAiScript::new()
+        .text(text)
+        .finish("stop")
+        .usage(10, 2, 0)
+        .response()
+}

@@ -1,0 +1,5 @@
+mod chat;
+mod common;
+mod hitl;
+mod openapi;
+mod rest;
