@@ -185,3 +185,95 @@ async fn stdio_clients_have_no_headers_and_cannot_be_stateless() {
         McpClient::new("s", McpConfig::stdio("true", Vec::<String>::new()), false).unwrap_err();
     assert!(matches!(err, Error::StatelessStdio { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn a_call_that_outlives_the_call_timeout_is_an_error_result_and_the_session_survives() {
+    let script = require_everything!();
+    let client = McpClient::builder("everything", super::support::stdio_config(&script))
+        .timeouts(Timeouts {
+            call: Duration::from_millis(800),
+            ..timeouts()
+        })
+        .build()
+        .unwrap();
+    let tools = client.list_tools().await.unwrap();
+    let find = |name: &str| tools.iter().find(|t| t.remote_name() == name).unwrap();
+    let slow = find("trigger-long-running-operation");
+    let response = collect(slow.call(json!({"duration": 30, "steps": 3}), ctx())).await;
+    assert_eq!(response.state, ToolResultState::Error);
+    assert!(
+        response.text().contains("within 800ms"),
+        "{}",
+        response.text()
+    );
+    // A timeout is not a death: the same server answers the next call.
+    let echo = collect(find("echo").call(json!({"message": "after"}), ctx())).await;
+    assert_eq!(echo.text(), "Echo: after");
+    assert_eq!(client.restarts(), 0);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_server_killed_during_a_call_gives_an_error_result_then_restarts() {
+    let script = require_everything!();
+    let pidfile = temp_path("pid");
+    let client = McpClient::builder("everything", stdio_config_with_pidfile(&script, &pidfile))
+        .timeouts(timeouts())
+        .build()
+        .unwrap();
+    let tools = client.list_tools().await.unwrap();
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.remote_name() == name)
+            .unwrap()
+            .clone()
+    };
+    let pid = read_pid(&pidfile).await;
+    std::fs::remove_file(&pidfile).unwrap();
+    let slow = find("trigger-long-running-operation");
+    let call = tokio::spawn(async move {
+        collect(slow.call(json!({"duration": 60, "steps": 2}), ctx())).await
+    });
+    // Give the request time to reach the server, then kill it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    let response = call.await.unwrap();
+    assert_eq!(response.state, ToolResultState::Error);
+    assert!(
+        response.text().contains("disconnected"),
+        "{}",
+        response.text()
+    );
+    let echo = collect(find("echo").call(json!({"message": "reborn"}), ctx())).await;
+    assert_eq!(echo.text(), "Echo: reborn");
+    assert_eq!(client.restarts(), 1);
+    assert_ne!(read_pid(&pidfile).await, pid);
+    client.close().await;
+    let _ = std::fs::remove_file(&pidfile);
+}
+
+#[tokio::test]
+async fn cancelling_a_call_interrupts_it() {
+    let script = require_everything!();
+    let client = super::support::stdio_client(&script);
+    let tools = client.list_tools().await.unwrap();
+    let slow = tools
+        .iter()
+        .find(|t| t.remote_name() == "trigger-long-running-operation")
+        .unwrap();
+    let context = ctx();
+    let cancel = context.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let response = collect(slow.call(json!({"duration": 60, "steps": 2}), context)).await;
+    assert_eq!(
+        response.state,
+        ToolResultState::Interrupted,
+        "{}",
+        response.text()
+    );
+    client.close().await;
+}
