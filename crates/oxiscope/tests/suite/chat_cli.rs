@@ -157,3 +157,36 @@ fn sessions_are_listed_shown_and_removed() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn anthropic_and_ollama_are_reached_through_their_own_wires() {
+    use oxiscope_test_support::anthropic::AnthropicStream;
+    use oxiscope_test_support::ollama::OllamaStream;
+
+    let env = ChatEnv::new();
+    env.server.push(
+        AnthropicStream::text_reply("claude-test", &["Hi from ", "Claude."], 12, 4).into_response(),
+    );
+    let mut cmd = env.bare(&["chat", "--model", "claude-test", "-p", "hi"]);
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", env.server.base_url());
+    let out = run(cmd);
+    assert_eq!(stdout(&out), "Hi from Claude.\n", "{}", stderr(&out));
+    let request = &env.requests()[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
+
+    env.server.push(
+        OllamaStream::new("qwen3")
+            .content("Hi from Ollama.")
+            .done(10, 3)
+            .into_response(),
+    );
+    let mut cmd = env.bare(&["chat", "-p", "hi"]);
+    cmd.env("OLLAMA_HOST", env.server.base_url());
+    let out = run(cmd);
+    assert_eq!(stdout(&out), "Hi from Ollama.\n", "{}", stderr(&out));
+    let request = &env.requests()[1];
+    assert_eq!(request.path, "/api/chat");
+    assert_eq!(request.body_json().unwrap()["model"], "qwen3");
+}

@@ -1,0 +1,319 @@
+//! `oxiscope serve` as a real process: killed mid-run and restarted, shut
+//! down gracefully mid-run, and API keys from `oxiscope keys create`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use oxiscope_test_support::{FakeServer, OpenAiScript, ScriptedResponse};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_oxiscope");
+
+/// A running `oxiscope serve` and its base URL.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(dir: &Path, dev_auth: bool) -> Self {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+            .arg(dir)
+            .env_remove("OXISCOPE_SECRET_KEY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if dev_auth {
+            cmd.arg("--dev-auth");
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            let line = lines.next().expect("the server reports its address").unwrap();
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, base }
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    auth: (&'static str, String),
+}
+
+impl Client {
+    fn new(server: &Server, auth: (&'static str, String)) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Self {
+            http: reqwest::Client::new(),
+            base: server.base.clone(),
+            auth,
+        }
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .header(self.auth.0, &self.auth.1);
+        if let Some(body) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let res = req.send().await.unwrap();
+        let code = res.status().as_u16();
+        let text = res.text().await.unwrap();
+        (code, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// Reads SSE frames until an event of type `until`.
+    async fn stream_until(&self, path: &str, until: &str) -> Vec<Value> {
+        let res = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .header(self.auth.0, &self.auth.1)
+            .send()
+            .await
+            .unwrap();
+        let mut body = res.bytes_stream();
+        let mut buf = Vec::new();
+        let mut events = Vec::new();
+        loop {
+            while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = buf.drain(..end + 2).collect();
+                let text = String::from_utf8(frame).unwrap();
+                let Some(data) = text.strip_prefix("data: ") else { continue };
+                let event: Value = serde_json::from_str(data.trim_end()).unwrap();
+                let done = event["type"] == until;
+                events.push(event);
+                if done {
+                    return events;
+                }
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(15), body.next())
+                .await
+                .expect("an event in time")
+                .expect("stream open")
+                .unwrap();
+            buf.extend_from_slice(&chunk);
+        }
+    }
+}
+
+struct Ids {
+    agent: String,
+    session: String,
+}
+
+async fn setup(c: &Client, fake: &FakeServer) -> Ids {
+    let (code, cred) = c
+        .post(
+            "/credential/",
+            json!({"data": {"type": "openai_credential", "api_key": "sk-x", "base_url": fake.url("/v1")}}),
+        )
+        .await;
+    assert_eq!(code, 201, "{cred}");
+    let (_, agent) = c.post("/agent/", json!({"name": "Friday"})).await;
+    let agent = agent["agent_id"].as_str().unwrap().to_owned();
+    let (_, session) = c
+        .post(
+            "/sessions/",
+            json!({"agent_id": agent, "chat_model_config": {"type": "openai_credential", "credential_id": cred["credential_id"], "model": "gpt-4.1", "parameters": {}}}),
+        )
+        .await;
+    Ids {
+        agent,
+        session: session["session_id"].as_str().unwrap().to_owned(),
+    }
+}
+
+fn user_msg(text: &str) -> Value {
+    json!({"name": "user", "role": "user", "content": [{"type": "text", "text": text}]})
+}
+
+fn slow_answer() -> ScriptedResponse {
+    let mut script = OpenAiScript::new();
+    for i in 0..100 {
+        script = script.text(format!("w{i} "));
+    }
+    script
+        .finish("stop")
+        .usage(5, 100, 0)
+        .response_paced(2, Duration::from_millis(100))
+}
+
+fn quick_answer(text: &str) -> ScriptedResponse {
+    OpenAiScript::new().text(text).finish("stop").usage(5, 1, 0).response()
+}
+
+async fn chat(c: &Client, ids: &Ids, input: Value) -> u16 {
+    let (code, body) = c
+        .post(
+            "/chat/",
+            json!({"agent_id": ids.agent, "session_id": ids.session, "input": input}),
+        )
+        .await;
+    assert!(code == 200 || code == 409, "{code} {body}");
+    code
+}
+
+async fn messages(c: &Client, ids: &Ids) -> Value {
+    let (code, page) = c
+        .get(&format!("/sessions/{}/messages?agent_id={}", ids.session, ids.agent))
+        .await;
+    assert_eq!(code, 200);
+    page
+}
+
+async fn status(c: &Client, ids: &Ids) -> String {
+    let (_, body) = c
+        .get(&format!("/sessions/{}/status?agent_id={}", ids.session, ids.agent))
+        .await;
+    body["status"].as_str().unwrap().to_owned()
+}
+
+fn dev() -> (&'static str, String) {
+    ("x-user-id", "alice".to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_killed_mid_run_restarts_with_an_honest_loadable_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeServer::start().await.unwrap();
+    let server = Server::start(dir.path(), true);
+    let c = Client::new(&server, dev());
+    let ids = setup(&c, &fake).await;
+    let stream = format!("/sessions/{}/stream?agent_id={}", ids.session, ids.agent);
+
+    fake.push(slow_answer());
+    assert_eq!(chat(&c, &ids, user_msg("tell me a long story")).await, 200);
+    c.stream_until(&stream, "TEXT_BLOCK_DELTA").await;
+    assert_eq!(status(&c, &ids).await, "running");
+    server.kill();
+
+    let server = Server::start(dir.path(), true);
+    let c = Client::new(&server, dev());
+    // The lock died with the process; the user's message was stored before
+    // the model was called.
+    assert_eq!(status(&c, &ids).await, "idle");
+    let page = messages(&c, &ids).await;
+    assert_eq!(page["is_running"], false);
+    let first = &page["messages"][0];
+    assert_eq!(first["role"], "user", "{page}");
+    assert!(first.to_string().contains("long story"));
+
+    // The next chat works, and the model sees the earlier message.
+    fake.push(quick_answer("Once upon a time."));
+    assert_eq!(chat(&c, &ids, user_msg("short version please")).await, 200);
+    let events = c.stream_until(&stream, "REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    let last_request = fake.requests().last().unwrap().body_text();
+    assert!(last_request.contains("long story") && last_request.contains("short version"));
+    let page = messages(&c, &ids).await;
+    let roles: Vec<&str> = page["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["assistant", "user", "user"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_graceful_shutdown_interrupts_and_persists_the_running_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeServer::start().await.unwrap();
+    let server = Server::start(dir.path(), true);
+    let c = Client::new(&server, dev());
+    let ids = setup(&c, &fake).await;
+    let stream = format!("/sessions/{}/stream?agent_id={}", ids.session, ids.agent);
+
+    fake.push(slow_answer());
+    chat(&c, &ids, user_msg("go on")).await;
+    c.stream_until(&stream, "TEXT_BLOCK_DELTA").await;
+    let exit = server.terminate();
+    assert!(exit.success(), "{exit:?}");
+
+    let server = Server::start(dir.path(), true);
+    let c = Client::new(&server, dev());
+    let page = messages(&c, &ids).await;
+    let reply = &page["messages"][0];
+    assert_eq!(reply["role"], "assistant", "{page}");
+    assert_eq!(reply["finished_reason"], "interrupted");
+    assert_eq!(status(&c, &ids).await, "idle");
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_created_on_the_command_line_authenticate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["keys", "create", "--user", "carol", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert!(key.starts_with("oxk_"));
+
+    let server = Server::start(dir.path(), false);
+    let c = Client::new(&server, ("authorization", format!("Bearer {key}")));
+    let (code, _) = c.post("/agent/", json!({"name": "K"})).await;
+    assert_eq!(code, 201);
+    let (code, list) = c.get("/agent/").await;
+    assert_eq!((code, list["agents"][0]["user_id"].clone()), (200, json!("carol")));
+
+    // Without a key, or with the development header, nothing.
+    let anonymous = Client::new(&server, ("x-user-id", "carol".to_owned()));
+    let (code, _) = anonymous.get("/agent/").await;
+    assert_eq!(code, 401);
+
+    // The key file was created private.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("secret.key"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
