@@ -156,8 +156,8 @@ const DIFFERENCES: &[Difference] = &[
     Difference {
         key: r#"bash_match_rule "a\\\\b" ~"#,
         kind: Kind::Safer,
-        why: "rules are read as shell words: the rule `a\\b` means the word `a\\b`, while the \
-            command `a\\b` runs `ab`",
+        why: "rules are read as shell words: the rule `a\\\\b` (two backslashes) is the word \
+            `a\\b`, while the command `a\\b` runs `ab`",
     },
     Difference {
         key: r#"[deny ls (substring rule)] "echo ls""#,
