@@ -33,7 +33,10 @@ impl Server {
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let base = loop {
-            let line = lines.next().expect("the server reports its address").unwrap();
+            let line = lines
+                .next()
+                .expect("the server reports its address")
+                .unwrap();
             if let Some(rest) = line.split("listening on ").nth(1) {
                 break rest.split_whitespace().next().unwrap().to_owned();
             }
@@ -120,7 +123,9 @@ impl Client {
             while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
                 let frame: Vec<u8> = buf.drain(..end + 2).collect();
                 let text = String::from_utf8(frame).unwrap();
-                let Some(data) = text.strip_prefix("data: ") else { continue };
+                let Some(data) = text.strip_prefix("data: ") else {
+                    continue;
+                };
                 let event: Value = serde_json::from_str(data.trim_end()).unwrap();
                 let done = event["type"] == until;
                 events.push(event);
@@ -181,7 +186,11 @@ fn slow_answer() -> ScriptedResponse {
 }
 
 fn quick_answer(text: &str) -> ScriptedResponse {
-    OpenAiScript::new().text(text).finish("stop").usage(5, 1, 0).response()
+    OpenAiScript::new()
+        .text(text)
+        .finish("stop")
+        .usage(5, 1, 0)
+        .response()
 }
 
 async fn chat(c: &Client, ids: &Ids, input: Value) -> u16 {
@@ -197,7 +206,10 @@ async fn chat(c: &Client, ids: &Ids, input: Value) -> u16 {
 
 async fn messages(c: &Client, ids: &Ids) -> Value {
     let (code, page) = c
-        .get(&format!("/sessions/{}/messages?agent_id={}", ids.session, ids.agent))
+        .get(&format!(
+            "/sessions/{}/messages?agent_id={}",
+            ids.session, ids.agent
+        ))
         .await;
     assert_eq!(code, 200);
     page
@@ -205,7 +217,10 @@ async fn messages(c: &Client, ids: &Ids) -> Value {
 
 async fn status(c: &Client, ids: &Ids) -> String {
     let (_, body) = c
-        .get(&format!("/sessions/{}/status?agent_id={}", ids.session, ids.agent))
+        .get(&format!(
+            "/sessions/{}/status?agent_id={}",
+            ids.session, ids.agent
+        ))
         .await;
     body["status"].as_str().unwrap().to_owned()
 }
@@ -290,7 +305,11 @@ async fn keys_created_on_the_command_line_authenticate() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     assert!(key.starts_with("oxk_"));
 
@@ -299,7 +318,10 @@ async fn keys_created_on_the_command_line_authenticate() {
     let (code, _) = c.post("/agent/", json!({"name": "K"})).await;
     assert_eq!(code, 201);
     let (code, list) = c.get("/agent/").await;
-    assert_eq!((code, list["agents"][0]["user_id"].clone()), (200, json!("carol")));
+    assert_eq!(
+        (code, list["agents"][0]["user_id"].clone()),
+        (200, json!("carol"))
+    );
 
     // Without a key, or with the development header, nothing.
     let anonymous = Client::new(&server, ("x-user-id", "carol".to_owned()));

@@ -42,6 +42,7 @@ mod extract;
 mod openapi;
 mod pyjson;
 mod routes;
+mod serve;
 mod service;
 mod state;
 
@@ -52,4 +53,5 @@ pub use extract::{ApiJson, ApiQuery};
 pub use openapi::document as openapi_document;
 pub use pyjson::to_python_json;
 pub use routes::app;
+pub use serve::serve;
 pub use state::{AppState, ServerConfig};

@@ -2,7 +2,9 @@
 
 mod chat;
 mod config;
+mod keys;
 mod permission;
+mod serve;
 mod sessions;
 
 use std::process::ExitCode;
@@ -30,6 +32,11 @@ enum Command {
     /// Sessions saved by `oxiscope chat --session`.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
+    /// Run the agent service (AgentScope's REST + SSE API).
+    Serve(serve::ServeArgs),
+    /// API keys of the agent service.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
 }
 
 /// Runs the parsed command line.
@@ -39,5 +46,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Chat(args) => chat::run(&args),
         Command::Config(command) => config::run(&command),
         Command::Sessions(command) => sessions::run(&command),
+        Command::Serve(args) => serve::run(&args),
+        Command::Keys(command) => keys::run(&command),
     }
 }
