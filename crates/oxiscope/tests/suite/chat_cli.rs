@@ -190,3 +190,31 @@ fn anthropic_and_ollama_are_reached_through_their_own_wires() {
     assert_eq!(request.path, "/api/chat");
     assert_eq!(request.body_json().unwrap()["model"], "qwen3");
 }
+
+#[test]
+fn a_one_shot_reply_that_must_ask_is_parked_in_its_session() {
+    let env = ChatEnv::new();
+    env.answer(&bash("call_1", "echo hi > later.txt"));
+    let out = run(env.chat(&["-p", "make a file", "--mode", "default", "--session", "s1"]));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--session s1"), "{}", stderr(&out));
+    let list = stdout(&run(env.bare(&["sessions", "list"])));
+    assert!(list.starts_with("s1\t2 messages, waiting\t"), "{list}");
+    // Another one-shot on the parked session refuses rather than guessing.
+    let again = run(env.chat(&["-p", "and now?", "--session", "s1"]));
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("waiting for confirmation"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(env.requests().len(), 1);
+
+    // Without a session the reply cannot stay parked: it is interrupted.
+    env.answer(&bash("call_2", "echo hi > never.txt"));
+    let out = run(env.chat(&["-p", "make a file", "--mode", "default", "--output", "json"]));
+    assert_eq!(out.status.code(), Some(1));
+    let msg: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(msg["finished_reason"], "interrupted");
+    assert!(!env.work().join("never.txt").exists());
+}
