@@ -42,6 +42,15 @@ impl PathEnv {
         self
     }
 
+    /// The same environment with another current directory (after a `cd`).
+    #[must_use]
+    pub fn with_cwd(&self, cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            ..self.clone()
+        }
+    }
+
     /// The current directory.
     #[must_use]
     pub fn cwd(&self) -> &Path {

@@ -147,11 +147,23 @@ pub fn analyze(
             .first()
             .map(|h| Concern::Dynamic(h.describe()));
     }
+    // A `cd` moves the base of relative paths: check them against every
+    // directory the script may be in, and treat relative removals as
+    // dangerous once it may be anywhere.
+    let (envs, cwd_unknown) = directories(&script, env);
     for cmd in &script.commands {
         if concern.is_some() {
             break;
         }
-        concern = command_concern(cmd, env, dangerous, roots);
+        for env in &envs {
+            concern = command_concern(cmd, env, dangerous, roots);
+            if concern.is_some() {
+                break;
+            }
+        }
+        if concern.is_none() && cwd_unknown {
+            concern = relative_removal(cmd);
+        }
     }
     let read_only = concern.is_none()
         && !script.commands.is_empty()
@@ -161,6 +173,59 @@ pub fn analyze(
         concern,
         read_only,
     }
+}
+
+/// The directories commands of `script` may run in: the original one plus
+/// every static `cd` / `pushd` target; `true` when a `cd` goes somewhere
+/// unknown (`cd "$X"`, `cd -`, `popd`).
+fn directories(script: &Script, env: &PathEnv) -> (Vec<PathEnv>, bool) {
+    let mut envs = vec![env.clone()];
+    let mut unknown = false;
+    for cmd in &script.commands {
+        let Some(name) = cmd.name() else { continue };
+        match name.value.as_str() {
+            "cd" | "pushd" => {
+                let target = cmd.words[1..]
+                    .iter()
+                    .find(|w| !w.value.starts_with('-') || w.value == "-");
+                let last = envs.last().unwrap_or(env);
+                let next = match target {
+                    None => last.home().map(Path::to_path_buf),
+                    Some(word) if word.is_static() && word.value != "-" => {
+                        last.resolve(&word.value)
+                    }
+                    Some(_) => None,
+                };
+                match next {
+                    Some(dir) => {
+                        let moved = last.with_cwd(dir);
+                        envs.push(moved);
+                    }
+                    None => unknown = true,
+                }
+            }
+            "popd" => unknown = true,
+            _ => {}
+        }
+    }
+    (envs, unknown)
+}
+
+/// A removal of a relative path, once the current directory is unknown.
+fn relative_removal(cmd: &SimpleCommand) -> Option<Concern> {
+    let values = static_values(cmd);
+    for layer in unwrap_all(&values) {
+        if matches!(base_name(layer[0]), "rm" | "rmdir" | "unlink")
+            && let Some(target) = positionals(&layer[1..], &[])
+                .into_iter()
+                .find(|t| !t.starts_with('/') && !t.starts_with('~'))
+            {
+                return Some(Concern::DangerousRemoval(format!(
+                    "{target} (relative to a directory only known at run time)"
+                )));
+            }
+    }
+    None
 }
 
 fn fork_bomb(command: &str) -> Option<String> {

@@ -197,6 +197,11 @@ fn dangerous_removals_are_safety_asks() {
         "rm -r /tmp/wire-scratch",
         "rm -r ./*",
         "rm \"$DIR\"",
+        "cd / && rm -r usr",
+        "cd ~ && rm -r .",
+        "cd .. && rm -r proj",
+        "cd \"$X\" && rm -r build",
+        "cd /etc; cat passwd > shadow",
     ] {
         assert_eq!(default_mode(command), "ask!", "{command}");
     }
