@@ -195,3 +195,31 @@ async fn invalid_static_headers_are_rejected_when_building() {
     .unwrap_err();
     assert!(matches!(err, Error::ForbiddenHeader { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn a_stateful_http_client_reconnects_after_its_server_came_back() {
+    let script = require_everything!();
+    let server = HttpServer::start(&script).await;
+    let port = server.port;
+    let client = http_client(&server.url(), true);
+    assert_eq!(echo(&client, "before").await.text(), "Echo: before");
+    let tools = client.list_tools().await.unwrap();
+    let echo_tool = tools.iter().find(|t| t.remote_name() == "echo").unwrap();
+
+    drop(server);
+    super::support::eventually("the HTTP server is gone", || async move {
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+    })
+    .await;
+    let down = collect(echo_tool.call(json!({"message": "down"}), ctx())).await;
+    assert_eq!(down.state, ToolResultState::Error, "{}", down.text());
+
+    let _back = HttpServer::start_on(&script, port).await;
+    let up = collect(echo_tool.call(json!({"message": "up"}), ctx())).await;
+    assert_eq!(up.state, ToolResultState::Success, "{}", up.text());
+    assert_eq!(up.text(), "Echo: up");
+    assert!(client.restarts() >= 1);
+    client.close().await;
+}

@@ -142,7 +142,11 @@ pub(crate) struct HttpServer {
 
 impl HttpServer {
     pub(crate) async fn start(script: &Path) -> Self {
-        let port = free_port().await;
+        Self::start_on(script, free_port().await).await
+    }
+
+    /// Starts the server on `port` (to bring a killed one back).
+    pub(crate) async fn start_on(script: &Path, port: u16) -> Self {
         let child = Command::new("node")
             .arg(script)
             .arg("streamableHttp")
