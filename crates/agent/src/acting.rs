@@ -146,6 +146,9 @@ fn verdict(
         return Verdict::Run(tool, input);
     }
     let decision = decide(&AsPolicy(tool.as_ref()), &input, &state.permission_context);
+    let decision = run.inner.middlewares.iter().fold(decision, |d, m| {
+        m.on_check_permission(call, &input, &state.permission_context, d)
+    });
     match decision.behavior {
         PermissionBehavior::Allow | PermissionBehavior::Passthrough => Verdict::Run(tool, input),
         PermissionBehavior::Deny => {

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{InjectionConfig, ModelConfig, ReActConfig};
 use crate::error::AgentError;
+use crate::middleware::Middleware;
 use crate::state::AgentState;
 use crate::stream::ReplyStream;
 
@@ -102,6 +103,7 @@ pub(crate) struct Inner {
     pub(crate) model_config: ModelConfig,
     pub(crate) workdir: PathBuf,
     pub(crate) backend: Arc<dyn ExecBackend>,
+    pub(crate) middlewares: Vec<Arc<dyn Middleware>>,
     pub(crate) state: Mutex<AgentState>,
 }
 
@@ -119,6 +121,7 @@ impl Agent {
             model_config: ModelConfig::default(),
             workdir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             backend: Arc::new(LocalBackend::new()),
+            middlewares: Vec::new(),
             state: AgentState::default(),
         }
     }
@@ -236,10 +239,18 @@ pub struct AgentBuilder {
     model_config: ModelConfig,
     workdir: PathBuf,
     backend: Arc<dyn ExecBackend>,
+    middlewares: Vec<Arc<dyn Middleware>>,
     state: AgentState,
 }
 
 impl AgentBuilder {
+    /// Adds a middleware; the first added is the outermost layer.
+    #[must_use]
+    pub fn middleware(mut self, middleware: impl Middleware + 'static) -> Self {
+        self.middlewares.push(Arc::new(middleware));
+        self
+    }
+
     /// The directory tools work in (default: the current directory).
     #[must_use]
     pub fn workdir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -318,6 +329,7 @@ impl AgentBuilder {
                 model_config: self.model_config,
                 workdir: self.workdir,
                 backend: self.backend,
+                middlewares: self.middlewares,
                 state: Mutex::new(self.state),
             }),
         }

@@ -8,7 +8,9 @@ use oxiscope_message::{
     ToolResultBlock, ToolResultEndEvent, ToolResultStartEvent, ToolResultState,
     ToolResultTextDeltaEvent, stamp,
 };
-use oxiscope_model::{ChatRequest, ChatResponse, ModelError, ToolChoice};
+use std::borrow::Cow;
+
+use oxiscope_model::{ChatResponse, ModelError, ToolChoice};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -16,12 +18,16 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{Inner, ReplyInput};
 use crate::emit::Emitter;
 use crate::error::AgentError;
+use crate::middleware::{ModelCall, ModelNext, ReplyEndAction};
 use crate::reasoning::{BlockTranslator, was_interrupted};
 use crate::state::{AgentState, Awaiting, ReplyContext, pending_calls};
 
 /// The text of the tool result given to calls closed by an interruption.
 pub(crate) const INTERRUPTED_RESULT: &str =
     "<system-reminder>The tool call was interrupted by the user.</system-reminder>";
+
+/// The source of hints a middleware adds to continue a reply.
+const MIDDLEWARE_HINT_SOURCE: &str = r#"{"label": "System", "sublabel": "Middleware"}"#;
 
 /// How a reply's loop stopped.
 #[derive(Debug)]
@@ -96,7 +102,11 @@ pub(crate) async fn run(
         preamble: 0,
         answered: false,
     };
-    run.prompt.push(system_msg(&inner.system_prompt));
+    let prompt = inner
+        .middlewares
+        .iter()
+        .fold(inner.system_prompt.clone(), |p, m| m.on_system_prompt(p));
+    run.prompt.push(system_msg(&prompt));
     if let Some(summary) = summary_msg(&state.summary) {
         run.prompt.push(summary);
     }
@@ -342,6 +352,17 @@ impl Run<'_> {
             let output_due = state.reply_context.structured_schema.is_some()
                 && state.reply_context.structured_output.is_none();
             if (self.answered && !output_due) || state.reply_context.structured_output.is_some() {
+                if let Some(text) = self.another_round(state) {
+                    let hint = HintBlockEvent::new(
+                        self.reply_id(),
+                        stamp::new_id(),
+                        Some(MIDDLEWARE_HINT_SOURCE.to_owned()),
+                        RichContent::Text(text),
+                    );
+                    self.emit(hint.into()).await?;
+                    self.answered = false;
+                    continue;
+                }
                 return Ok(self.end(state, ReplyFinishedReason::Completed, None).await);
             }
             let max = self.inner.react.max_iters;
@@ -358,6 +379,22 @@ impl Run<'_> {
             }
             self.reason(state, None).await?;
         }
+    }
+
+    /// Whether a middleware asks for another round before the reply ends
+    /// (never beyond `max_iters`).
+    fn another_round(&mut self, state: &AgentState) -> Option<String> {
+        if state.reply_context.cur_iter >= self.inner.react.max_iters {
+            return None;
+        }
+        let reply = self.prompt.last()?;
+        self.inner
+            .middlewares
+            .iter()
+            .find_map(|m| match m.on_reply_end(reply, state) {
+                ReplyEndAction::Continue(text) => Some(text),
+                ReplyEndAction::Finish => None,
+            })
     }
 
     /// One reasoning step: inject the runtime state, call the model, stream
@@ -439,12 +476,14 @@ impl Run<'_> {
                 // A reply with nothing in it yet is not sent (providers reject
                 // an empty assistant turn).
                 let upto = self.prompt.len() - usize::from(self.reply_is_empty());
-                let request = ChatRequest {
-                    messages: &self.prompt[..upto],
-                    tools: &tools,
-                    tool_choice: choice.as_ref(),
+                let call = ModelCall {
+                    messages: Cow::Borrowed(&self.prompt[..upto]),
+                    tools: Cow::Borrowed(&tools),
+                    tool_choice: choice.clone(),
+                    cancel: self.cancel.child_token(),
                 };
-                match model.call_boxed(request, self.cancel.child_token()).await {
+                let next = ModelNext::new(&self.inner.middlewares, model.as_ref());
+                match next.run(call).await {
                     Ok(stream) => {
                         let reply_id = self.reply_id();
                         let last = self.prompt.len() - 1;

@@ -1,0 +1,125 @@
+//! Agent middleware: hooks around the loop's key steps.
+//!
+//! | hook | kind | runs |
+//! |---|---|---|
+//! | [`on_system_prompt`](Middleware::on_system_prompt) | transformer, left to right | every time the prompt is assembled |
+//! | [`on_model_call`](Middleware::on_model_call) | onion, first registered outermost | around every model call; may rewrite the request or wrap the stream |
+//! | [`on_check_permission`](Middleware::on_check_permission) | chain, in order | after the permission engine decided a tool call |
+//! | [`on_reply_end`](Middleware::on_reply_end) | veto, in order | before a reply ends as completed; may ask for another round |
+//!
+//! Per-tool hooks around a tool's execution are the toolkit's
+//! [`ToolMiddleware`](oxiscope_tool::ToolMiddleware).
+
+use std::borrow::Cow;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use oxiscope_message::{Msg, ToolCallBlock};
+use oxiscope_model::{ChatRequest, ChatStream, DynChatModel, ModelError, ToolChoice, ToolSchema};
+use oxiscope_permission::{PermissionContext, PermissionDecision};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::state::AgentState;
+
+/// A model call as middleware sees it. Messages are borrowed until a
+/// middleware rewrites them.
+#[derive(Debug, Clone)]
+pub struct ModelCall<'a> {
+    /// The messages, system prompt first.
+    pub messages: Cow<'a, [Msg]>,
+    /// The tools offered.
+    pub tools: Cow<'a, [ToolSchema]>,
+    /// The tool choice.
+    pub tool_choice: Option<ToolChoice>,
+    /// Cancels the call.
+    pub cancel: CancellationToken,
+}
+
+/// The rest of the model-call onion: the inner middlewares, then the model.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelNext<'a> {
+    rest: &'a [Arc<dyn Middleware>],
+    model: &'a dyn DynChatModel,
+}
+
+impl<'a> ModelNext<'a> {
+    pub(crate) fn new(rest: &'a [Arc<dyn Middleware>], model: &'a dyn DynChatModel) -> Self {
+        Self { rest, model }
+    }
+
+    /// Runs the inner layers with `call`.
+    ///
+    /// # Errors
+    /// The model's setup error (or one an inner middleware returns).
+    pub fn run(self, call: ModelCall<'a>) -> BoxFuture<'a, Result<ChatStream, ModelError>> {
+        match self.rest.split_first() {
+            Some((first, rest)) => first.on_model_call(
+                call,
+                ModelNext {
+                    rest,
+                    model: self.model,
+                },
+            ),
+            None => Box::pin(async move {
+                let request = ChatRequest {
+                    messages: &call.messages,
+                    tools: &call.tools,
+                    tool_choice: call.tool_choice.as_ref(),
+                };
+                self.model.call_boxed(request, call.cancel.clone()).await
+            }),
+        }
+    }
+}
+
+/// What a reply does when a middleware is asked before it ends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyEndAction {
+    /// End the reply.
+    Finish,
+    /// Run another round in the same reply, first adding this hint text for
+    /// the model (for example "the tests still fail; keep going").
+    Continue(String),
+}
+
+/// Hooks into the agent loop. Every method has a pass-through default.
+pub trait Middleware: Send + Sync + Debug {
+    /// Rewrites the system prompt.
+    fn on_system_prompt(&self, prompt: String) -> String {
+        prompt
+    }
+
+    /// Wraps a model call: rewrite `call`, call `next.run(call)`, and
+    /// optionally map the returned stream.
+    ///
+    /// # Errors
+    /// A model error to report instead of calling the model.
+    fn on_model_call<'a>(
+        &'a self,
+        call: ModelCall<'a>,
+        next: ModelNext<'a>,
+    ) -> BoxFuture<'a, Result<ChatStream, ModelError>> {
+        next.run(call)
+    }
+
+    /// Reviews the permission engine's decision for one tool call and
+    /// returns the decision to apply.
+    fn on_check_permission(
+        &self,
+        call: &ToolCallBlock,
+        input: &Value,
+        context: &PermissionContext,
+        decision: PermissionDecision,
+    ) -> PermissionDecision {
+        let _ = (call, input, context);
+        decision
+    }
+
+    /// Asked before a reply ends as completed.
+    fn on_reply_end(&self, reply: &Msg, state: &AgentState) -> ReplyEndAction {
+        let _ = (reply, state);
+        ReplyEndAction::Finish
+    }
+}
