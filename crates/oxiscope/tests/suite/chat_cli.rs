@@ -218,3 +218,31 @@ fn a_one_shot_reply_that_must_ask_is_parked_in_its_session() {
     assert_eq!(msg["finished_reason"], "interrupted");
     assert!(!env.work().join("never.txt").exists());
 }
+
+#[test]
+fn the_console_reads_piped_lines_without_a_terminal() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+
+    let env = ChatEnv::new();
+    env.answer(&text("Piped answer."));
+    let mut child = env
+        .chat(&["--verbosity", "quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"hello\nquit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Oxiscope: Piped answer.\n"), "{text}");
+    assert!(!text.contains("tokens:"), "quiet shows no usage: {text}");
+    assert_eq!(env.requests().len(), 1);
+}

@@ -1,5 +1,6 @@
 mod chat_cli;
 mod chat_env;
+#[cfg(unix)]
 mod chat_pty;
 mod permission_check;
 mod render_snapshots;

@@ -181,7 +181,7 @@ impl Console {
 fn ask(editor: &mut DefaultEditor, call: &ToolCallBlock) -> anyhow::Result<Answer> {
     let title = oxiscope::render::tool_call_title(call);
     let always = if call.suggested_rules.is_empty() {
-        "[a] allow and remember".to_owned()
+        "[a] allow (no rule to remember)".to_owned()
     } else {
         let rules: Vec<String> = call.suggested_rules.iter().map(format_rule).collect();
         format!("[a] allow and add rule {}", rules.join(", "))
