@@ -226,3 +226,33 @@ fn colour_is_only_used_when_asked_for() {
     let typed: Vec<AgentEvent> = serde_json::from_value(Value::Array(stream)).unwrap();
     assert!(!typed.is_empty());
 }
+
+#[test]
+fn data_blocks_become_placeholders_and_errors_show_at_every_level() {
+    let image = "A".repeat(46_424);
+    let stream = serde_json::json!([
+        {"type": "REPLY_START", "session_id": "s", "reply_id": "r", "name": "Painter"},
+        {"type": "THINKING_BLOCK_START", "reply_id": "r", "block_id": "k"},
+        {"type": "THINKING_BLOCK_DELTA", "reply_id": "r", "block_id": "k", "delta": "draw"},
+        {"type": "THINKING_BLOCK_END", "reply_id": "r", "block_id": "k"},
+        {"type": "DATA_BLOCK_START", "reply_id": "r", "block_id": "d", "media_type": "image/png"},
+        {"type": "DATA_BLOCK_DELTA", "reply_id": "r", "block_id": "d", "media_type": "image/png", "data": image},
+        {"type": "DATA_BLOCK_END", "reply_id": "r", "block_id": "d"},
+        {"type": "REPLY_END", "session_id": "s", "reply_id": "r", "finished_reason": "error",
+         "error": {"type": "upstream", "message": "the model went away"}}
+    ]);
+    let events = stream.as_array().unwrap();
+    let (quiet, renderer) = render(events, Verbosity::Quiet, None);
+    assert_eq!(
+        quiet,
+        "[data: image/png, ~34KB]\nerror: the model went away\n"
+    );
+    let msg = renderer.last_msg().unwrap();
+    assert_eq!(msg.content.len(), 2);
+    assert_eq!(msg.error.as_ref().unwrap().message, "the model went away");
+    let (default, _) = render(events, Verbosity::Default, None);
+    assert_eq!(
+        default,
+        "Painter (thinking): draw\n[data: image/png, ~34KB]\nerror: the model went away\n"
+    );
+}
