@@ -82,8 +82,6 @@ pub(crate) fn load_config(path: &Path) -> anyhow::Result<ConfigFile> {
 pub(crate) struct Settings {
     pub(crate) model: ModelSettings,
     pub(crate) permissions: PermissionContext,
-    /// Whether the mode was chosen (flag, environment or file).
-    pub(crate) mode_given: bool,
     pub(crate) render: RenderOptions,
 }
 
@@ -143,7 +141,6 @@ pub(crate) fn resolve(
     };
 
     let mode_text = first(args.mode.clone(), env("OXISCOPE_MODE"), file.mode.clone());
-    let mode_given = mode_text.is_some();
     let mode = match mode_text {
         Some(text) => text
             .parse::<PermissionMode>()
@@ -196,7 +193,6 @@ pub(crate) fn resolve(
             api_key,
         },
         permissions,
-        mode_given,
         render,
     }))
 }

@@ -105,7 +105,6 @@ fn rules_from_file_and_flags_join_and_one_shot_defaults_to_dont_ask() {
     let env = [("OPENAI_API_KEY", "k")];
     let out = resolve(&args, &env_of(&env), &file, true).unwrap().unwrap();
     assert_eq!(out.permissions.mode, PermissionMode::DontAsk);
-    assert!(!out.mode_given);
     let allowed: Vec<String> = out
         .permissions
         .allow_rules

@@ -30,11 +30,7 @@ pub(crate) fn agent(
         toolkit.register_arc(tool, BASIC_GROUP)?;
     }
     let mut state = saved.unwrap_or_default();
-    state.permission_context = merge_permissions(
-        state.permission_context,
-        &settings.permissions,
-        settings.mode_given,
-    );
+    state.permission_context = merge_permissions(state.permission_context, &settings.permissions);
     Ok(Agent::builder(AGENT_NAME, model)
         .system_prompt(system_prompt(workdir))
         .toolkit(Arc::new(toolkit))
@@ -44,16 +40,14 @@ pub(crate) fn agent(
 }
 
 /// The saved context keeps its rules (accepted ones included) and gains
-/// the configured ones; its mode stays unless one was chosen this time.
+/// the configured ones; the mode is this run's (so `-p` on a saved
+/// session still defaults to dont-ask).
 fn merge_permissions(
     saved: PermissionContext,
     configured: &PermissionContext,
-    mode_given: bool,
 ) -> PermissionContext {
     let mut merged = saved;
-    if mode_given || merged == PermissionContext::default() {
-        merged.mode = configured.mode;
-    }
+    merged.mode = configured.mode;
     let maps = [
         &configured.allow_rules,
         &configured.ask_rules,
@@ -78,4 +72,32 @@ fn system_prompt(workdir: &Path) -> String {
          commands; read before you change, keep changes small, and say briefly what you did.",
         workdir.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiscope_message::PermissionBehavior;
+    use oxiscope_permission::{PermissionMode, format_rule, parse_rule};
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn a_resumed_session_keeps_its_rules_and_takes_this_runs_mode() {
+        let mut saved = PermissionContext::new(PermissionMode::Default);
+        saved.add_rule(parse_rule("Bash(touch a:*)", PermissionBehavior::Allow, "user").unwrap());
+        let mut configured = PermissionContext::new(PermissionMode::DontAsk);
+        configured.add_rule(parse_rule("Read", PermissionBehavior::Allow, "cli").unwrap());
+        configured
+            .add_rule(parse_rule("Bash(touch a:*)", PermissionBehavior::Allow, "user").unwrap());
+        let merged = merge_permissions(saved, &configured);
+        assert_eq!(merged.mode, PermissionMode::DontAsk);
+        let allowed: Vec<String> = merged
+            .allow_rules
+            .values()
+            .flatten()
+            .map(format_rule)
+            .collect();
+        assert_eq!(allowed, ["Bash(touch a:*)", "Read"]);
+    }
 }
