@@ -59,6 +59,7 @@ pub struct ResponseAccumulator {
     call_by_id: HashMap<String, usize>,
     usage: Option<ChatUsage>,
     started: Instant,
+    chunk_stamp: Option<(String, String)>,
 }
 
 impl Default for ResponseAccumulator {
@@ -77,6 +78,7 @@ impl ResponseAccumulator {
             call_by_id: HashMap::new(),
             usage: None,
             started: Instant::now(),
+            chunk_stamp: None,
         }
     }
 
@@ -194,11 +196,17 @@ impl ResponseAccumulator {
                 return None;
             }
         };
+        // The delta chunks of one call share an id and a creation time:
+        // minting both per chunk was the main per-chunk cost.
+        let (id, created_at) = self
+            .chunk_stamp
+            .get_or_insert_with(|| (stamper.new_id(), stamper.now()))
+            .clone();
         Some(ChatResponse {
             content: vec![block],
             is_last: false,
-            id: stamper.new_id(),
-            created_at: stamper.now(),
+            id,
+            created_at,
             usage: None,
             finished_reason: FinishedReason::Completed,
             metadata: Map::new(),
