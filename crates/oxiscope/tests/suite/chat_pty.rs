@@ -120,7 +120,7 @@ fn a_confirmation_left_open_is_asked_again_in_a_new_process() {
 }
 
 #[test]
-fn ctrl_d_at_a_confirmation_interrupts_the_reply() {
+fn ctrl_d_or_ctrl_c_at_a_confirmation_interrupts_the_reply() {
     let env = ChatEnv::new();
     env.answer(&bash("call_1", "touch never.txt"));
     env.answer(&text("Fine."));
@@ -133,8 +133,20 @@ fn ctrl_d_at_a_confirmation_interrupts_the_reply() {
     p.exp_string("user> ").unwrap();
     p.send_line("ok").unwrap();
     p.exp_string("Oxiscope: Fine.").unwrap();
+    // Ctrl+C at a confirmation does the same.
+    env.answer(&bash("call_2", "touch nor.txt"));
+    env.answer(&text("Okay."));
+    p.exp_string("user> ").unwrap();
+    p.send_line("another file").unwrap();
+    p.exp_string("allow? [y/a/N] ").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("[interrupted]").unwrap();
+    p.exp_string("user> ").unwrap();
+    p.send_line("ok").unwrap();
+    p.exp_string("Oxiscope: Okay.").unwrap();
     p.exp_string("user> ").unwrap();
     p.send_line("exit").unwrap();
     p.exp_eof().unwrap();
     assert!(!env.work().join("never.txt").exists());
+    assert!(!env.work().join("nor.txt").exists());
 }
