@@ -3,14 +3,13 @@
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use oxiscope_permission::{FilePolicy, FileTool, PathEnv};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::file_state::{check_fresh, record_write, to_crlf, uses_crlf};
-use super::{delegate_permissions, parse};
+use super::file_tool::file_tool;
 use crate::chunk::ToolChunk;
-use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
+use crate::tool::ToolCallContext;
 
 /// Lines of context shown around the first change.
 const SNIPPET_CONTEXT: usize = 3;
@@ -43,52 +42,16 @@ struct Args {
     replace_all: bool,
 }
 
-/// Replaces text in one file, enforcing read-before-write.
-#[derive(Debug, Clone)]
-pub struct Edit {
-    policy: FilePolicy,
-}
-
-impl Edit {
+file_tool! {
+    /// Replaces text in one file, enforcing read-before-write.
+    pub struct Edit;
     /// An Edit tool judging paths relative to `env`.
-    #[must_use]
-    pub fn new(env: PathEnv) -> Self {
-        Self {
-            policy: FilePolicy::new(FileTool::Edit, env),
-        }
-    }
-}
-
-impl Tool for Edit {
-    fn name(&self) -> &str {
-        "Edit"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn input_schema(&self) -> &Value {
-        &SCHEMA
-    }
-
-    fn flags(&self) -> ToolFlags {
-        ToolFlags {
-            state_injected: true,
-            ..ToolFlags::default()
-        }
-    }
-
-    delegate_permissions!();
-
-    fn call(&self, input: Value, ctx: ToolCallContext) -> ToolStream {
-        once_future(async move {
-            match parse::<Args>("Edit", input) {
-                Ok(args) => edit(args, &ctx).await.unwrap_or_else(|chunk| chunk),
-                Err(chunk) => chunk,
-            }
-        })
-    }
+    fn new;
+    description: DESCRIPTION,
+    schema: SCHEMA,
+    flags: { state_injected },
+    args: Args,
+    run: edit,
 }
 
 async fn edit(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk> {

@@ -2,14 +2,13 @@
 
 use std::sync::LazyLock;
 
-use oxiscope_permission::{FilePolicy, FileTool, PathEnv};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{delegate_permissions, parse};
+use super::file_tool::file_tool;
 use crate::backend::GlobRequest;
 use crate::chunk::ToolChunk;
-use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
+use crate::tool::ToolCallContext;
 
 /// Results shown when `head_limit` is not given.
 const DEFAULT_LIMIT: usize = 100;
@@ -46,53 +45,16 @@ struct Args {
     offset: usize,
 }
 
-/// Lists files matching a glob, respecting ignore files.
-#[derive(Debug, Clone)]
-pub struct Glob {
-    policy: FilePolicy,
-}
-
-impl Glob {
+file_tool! {
+    /// Lists files matching a glob, respecting ignore files.
+    pub struct Glob;
     /// A Glob tool judging paths relative to `env`.
-    #[must_use]
-    pub fn new(env: PathEnv) -> Self {
-        Self {
-            policy: FilePolicy::new(FileTool::Glob, env),
-        }
-    }
-}
-
-impl Tool for Glob {
-    fn name(&self) -> &str {
-        "Glob"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn input_schema(&self) -> &Value {
-        &SCHEMA
-    }
-
-    fn flags(&self) -> ToolFlags {
-        ToolFlags {
-            read_only: true,
-            concurrency_safe: true,
-            ..ToolFlags::default()
-        }
-    }
-
-    delegate_permissions!();
-
-    fn call(&self, input: Value, ctx: ToolCallContext) -> ToolStream {
-        once_future(async move {
-            match parse::<Args>("Glob", input) {
-                Ok(args) => glob(args, &ctx).await,
-                Err(chunk) => chunk,
-            }
-        })
-    }
+    fn new;
+    description: DESCRIPTION,
+    schema: SCHEMA,
+    flags: { read_only, concurrency_safe },
+    args: Args,
+    run: glob,
 }
 
 async fn glob(args: Args, ctx: &ToolCallContext) -> ToolChunk {

@@ -2,14 +2,13 @@
 
 use std::sync::LazyLock;
 
-use oxiscope_permission::{FilePolicy, FileTool, PathEnv};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{delegate_permissions, parse};
+use super::file_tool::file_tool;
 use crate::backend::{GrepMode, GrepRequest};
 use crate::chunk::ToolChunk;
-use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
+use crate::tool::ToolCallContext;
 
 /// Entries shown when `head_limit` is not given.
 const DEFAULT_LIMIT: usize = 250;
@@ -83,53 +82,16 @@ struct Args {
     offset: usize,
 }
 
-/// Searches file contents in-process.
-#[derive(Debug, Clone)]
-pub struct Grep {
-    policy: FilePolicy,
-}
-
-impl Grep {
+file_tool! {
+    /// Searches file contents in-process.
+    pub struct Grep;
     /// A Grep tool judging paths relative to `env`.
-    #[must_use]
-    pub fn new(env: PathEnv) -> Self {
-        Self {
-            policy: FilePolicy::new(FileTool::Grep, env),
-        }
-    }
-}
-
-impl Tool for Grep {
-    fn name(&self) -> &str {
-        "Grep"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn input_schema(&self) -> &Value {
-        &SCHEMA
-    }
-
-    fn flags(&self) -> ToolFlags {
-        ToolFlags {
-            read_only: true,
-            concurrency_safe: true,
-            ..ToolFlags::default()
-        }
-    }
-
-    delegate_permissions!();
-
-    fn call(&self, input: Value, ctx: ToolCallContext) -> ToolStream {
-        once_future(async move {
-            match parse::<Args>("Grep", input) {
-                Ok(args) => grep(args, &ctx).await,
-                Err(chunk) => chunk,
-            }
-        })
-    }
+    fn new;
+    description: DESCRIPTION,
+    schema: SCHEMA,
+    flags: { read_only, concurrency_safe },
+    args: Args,
+    run: grep,
 }
 
 async fn grep(args: Args, ctx: &ToolCallContext) -> ToolChunk {

@@ -5,6 +5,7 @@
 mod bash;
 mod edit;
 mod file_state;
+mod file_tool;
 mod glob;
 mod grep;
 mod read;

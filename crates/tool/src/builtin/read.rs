@@ -6,15 +6,14 @@ use std::sync::LazyLock;
 
 use base64::Engine;
 use oxiscope_message::{Base64Source, DataBlock, DataSource};
-use oxiscope_permission::{FilePolicy, FileTool, PathEnv};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::file_state::{MAX_TEXT_BYTES, decode_text, split_lines};
-use super::{delegate_permissions, parse};
+use super::file_tool::file_tool;
 use crate::chunk::ToolChunk;
 use crate::state::ReadCacheEntry;
-use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
+use crate::tool::ToolCallContext;
 
 /// Longest line shown, in characters.
 const MAX_LINE_CHARS: usize = 2_000;
@@ -55,54 +54,16 @@ struct Args {
     pages: Option<String>,
 }
 
-/// Reads text files (and images) and records them in the read cache.
-#[derive(Debug, Clone)]
-pub struct Read {
-    policy: FilePolicy,
-}
-
-impl Read {
+file_tool! {
+    /// Reads text files (and images) and records them in the read cache.
+    pub struct Read;
     /// A Read tool judging paths relative to `env`.
-    #[must_use]
-    pub fn new(env: PathEnv) -> Self {
-        Self {
-            policy: FilePolicy::new(FileTool::Read, env),
-        }
-    }
-}
-
-impl Tool for Read {
-    fn name(&self) -> &str {
-        "Read"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn input_schema(&self) -> &Value {
-        &SCHEMA
-    }
-
-    fn flags(&self) -> ToolFlags {
-        ToolFlags {
-            read_only: true,
-            concurrency_safe: true,
-            state_injected: true,
-            ..ToolFlags::default()
-        }
-    }
-
-    delegate_permissions!();
-
-    fn call(&self, input: Value, ctx: ToolCallContext) -> ToolStream {
-        once_future(async move {
-            match parse::<Args>("Read", input) {
-                Ok(args) => read(args, &ctx).await.unwrap_or_else(|chunk| chunk),
-                Err(chunk) => chunk,
-            }
-        })
-    }
+    fn new;
+    description: DESCRIPTION,
+    schema: SCHEMA,
+    flags: { read_only, concurrency_safe, state_injected },
+    args: Args,
+    run: read,
 }
 
 fn image_type(path: &Path) -> Option<&'static str> {

@@ -2,14 +2,13 @@
 
 use std::sync::LazyLock;
 
-use oxiscope_permission::{FilePolicy, FileTool, PathEnv};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::file_state::{check_fresh, record_write, split_lines, to_crlf, uses_crlf};
-use super::{delegate_permissions, parse};
+use super::file_tool::file_tool;
 use crate::chunk::ToolChunk;
-use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
+use crate::tool::ToolCallContext;
 
 static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     json!({
@@ -33,52 +32,16 @@ struct Args {
     content: String,
 }
 
-/// Creates or overwrites one file, enforcing read-before-write.
-#[derive(Debug, Clone)]
-pub struct Write {
-    policy: FilePolicy,
-}
-
-impl Write {
+file_tool! {
+    /// Creates or overwrites one file, enforcing read-before-write.
+    pub struct Write;
     /// A Write tool judging paths relative to `env`.
-    #[must_use]
-    pub fn new(env: PathEnv) -> Self {
-        Self {
-            policy: FilePolicy::new(FileTool::Write, env),
-        }
-    }
-}
-
-impl Tool for Write {
-    fn name(&self) -> &str {
-        "Write"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn input_schema(&self) -> &Value {
-        &SCHEMA
-    }
-
-    fn flags(&self) -> ToolFlags {
-        ToolFlags {
-            state_injected: true,
-            ..ToolFlags::default()
-        }
-    }
-
-    delegate_permissions!();
-
-    fn call(&self, input: Value, ctx: ToolCallContext) -> ToolStream {
-        once_future(async move {
-            match parse::<Args>("Write", input) {
-                Ok(args) => write(args, &ctx).await.unwrap_or_else(|chunk| chunk),
-                Err(chunk) => chunk,
-            }
-        })
-    }
+    fn new;
+    description: DESCRIPTION,
+    schema: SCHEMA,
+    flags: { state_injected },
+    args: Args,
+    run: write,
 }
 
 async fn write(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk> {
