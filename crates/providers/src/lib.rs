@@ -6,6 +6,8 @@
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(any(feature = "anthropic", feature = "ollama"))]
+mod common;
 #[cfg(feature = "ollama")]
 pub mod ollama;
 #[cfg(feature = "openai")]

@@ -1,16 +1,13 @@
 //! `Msg` -> Anthropic Messages payload: the one-to-one chat formatter and
 //! the block conversions the multi-agent formatter shares.
 
-use std::time::Duration;
-
-use futures_util::future::BoxFuture;
-use oxiscope_http::HttpClient;
 use oxiscope_message::{ContentBlock, DataBlock, MediaBlock, Msg, RichContent, Role};
-use oxiscope_model::{Formatter, ModelError};
+use oxiscope_model::ModelError;
 use serde_json::{Map, Value, json};
 
-use super::history::{self, Part};
-use super::media::MediaLoader;
+use crate::common::formatter::chat_formatter;
+use crate::common::history::{self, Part};
+use crate::common::media::MediaLoader;
 
 /// The media types Claude reads.
 pub(crate) fn default_media_types() -> Vec<String> {
@@ -45,12 +42,6 @@ pub struct AnthropicChatFormatter {
     pub(crate) media_types: Vec<String>,
 }
 
-impl Default for AnthropicChatFormatter {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl AnthropicChatFormatter {
     /// A formatter accepting images and PDFs, downloading with a client of
     /// its own (20 MiB cap, 30 s timeout per file).
@@ -62,52 +53,15 @@ impl AnthropicChatFormatter {
         }
     }
 
-    /// Downloads remote media with `http`.
-    #[must_use]
-    pub fn with_http_client(mut self, http: HttpClient) -> Self {
-        self.media.http = Some(http);
-        self
-    }
-
-    /// Caps each inlined file at `max_bytes` and each download at `timeout`.
-    #[must_use]
-    pub fn with_media_limits(mut self, max_bytes: u64, timeout: Duration) -> Self {
-        self.media.max_bytes = max_bytes;
-        self.media.timeout = timeout;
-        self
-    }
-
     /// Replaces the accepted input media types (`image/*`, `application/pdf`).
     #[must_use]
     pub fn with_media_types(mut self, media_types: Vec<String>) -> Self {
         self.media_types = media_types;
         self
     }
-
-    pub(crate) fn blocks(&self) -> Blocks<'_> {
-        Blocks {
-            media: &self.media,
-            media_types: &self.media_types,
-        }
-    }
 }
 
-impl Formatter for AnthropicChatFormatter {
-    fn supported_input_media_types(&self) -> &[String] {
-        &self.media_types
-    }
-
-    fn format<'a>(&'a self, msgs: &'a [Msg]) -> BoxFuture<'a, Result<Vec<Value>, ModelError>> {
-        Box::pin(async move {
-            let blocks = self.blocks();
-            let mut out = Vec::with_capacity(msgs.len());
-            for msg in msgs {
-                blocks.chat_message(msg, &mut out).await?;
-            }
-            Ok(out)
-        })
-    }
-}
+chat_formatter!(AnthropicChatFormatter, blocks -> Blocks);
 
 /// Block conversions, with what they need to inline media.
 #[derive(Debug, Clone, Copy)]

@@ -2,15 +2,13 @@
 //!
 //! | stage | file |
 //! |---|---|
-//! | `Msg` -> payload | `format.rs`, `multi_agent.rs` (cutting messages: `history.rs`, inlining media: `media.rs`) |
+//! | `Msg` -> payload | `format.rs`, `multi_agent.rs` (cutting messages and inlining media are shared with the Ollama family) |
 //! | payload -> request body | `request.rs`, `params.rs` |
 //! | server-sent events -> deltas | `stream.rs`; whole replies: `response.rs` |
 //! | errors | `error.rs` |
 
 mod error;
 mod format;
-mod history;
-mod media;
 mod model;
 mod multi_agent;
 mod params;

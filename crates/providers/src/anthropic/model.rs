@@ -2,13 +2,16 @@
 
 use std::sync::Arc;
 
-use futures_util::stream::{self, StreamExt};
 use oxiscope_http::HttpClient;
 use oxiscope_model::{
     ChatModel, ChatRequest, ChatStream, Credential, Formatter, ModelError, Secret, accumulate,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::common::model::{
+    model_builders, own_client, whole_reply, without_trailing_slash, wrong_credential,
+};
 
 use super::error;
 use super::format::AnthropicChatFormatter;
@@ -50,9 +53,7 @@ impl AnthropicChatModel {
     /// # Errors
     /// [`ModelError::InvalidRequest`] when the HTTP client cannot be built.
     pub fn new(api_key: impl Into<Secret>, model: impl Into<String>) -> Result<Self, ModelError> {
-        let http = HttpClient::new().map_err(|e| ModelError::InvalidRequest {
-            message: e.to_string(),
-        })?;
+        let http = own_client()?;
         Ok(Self::with_client(http, api_key, model))
     }
 
@@ -86,12 +87,10 @@ impl AnthropicChatModel {
         model: impl Into<String>,
     ) -> Result<Self, ModelError> {
         let Credential::Anthropic(c) = credential else {
-            return Err(ModelError::InvalidRequest {
-                message: format!(
-                    "an Anthropic model needs an anthropic_credential, not a {}",
-                    credential.credential_type().as_str()
-                ),
-            });
+            return Err(wrong_credential(
+                "an Anthropic model needs an anthropic_credential",
+                credential,
+            ));
         };
         let model = model.into();
         let card_output = credential.list_models().ok().and_then(|cards| {
@@ -112,37 +111,14 @@ impl AnthropicChatModel {
     /// dropped.
     #[must_use]
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        let base: String = base_url.into();
-        self.base_url = base.trim_end_matches('/').to_owned();
+        self.base_url = without_trailing_slash(base_url);
         self
     }
 
-    /// The call parameters (thinking, `max_tokens`, ...).
-    #[must_use]
-    pub fn with_parameters(mut self, params: AnthropicParameters) -> Self {
-        self.params = params;
-        self
-    }
-
-    /// Streams (`true`, the default) or asks for the whole reply at once.
-    #[must_use]
-    pub fn with_stream(mut self, stream: bool) -> Self {
-        self.stream = stream;
-        self
-    }
-
-    /// Another formatter (for example the multi-agent one).
-    #[must_use]
-    pub fn with_formatter(mut self, formatter: Arc<dyn Formatter>) -> Self {
-        self.formatter = formatter;
-        self
-    }
-
-    /// The formatter in use.
-    #[must_use]
-    pub fn formatter(&self) -> &Arc<dyn Formatter> {
-        &self.formatter
-    }
+    model_builders!(
+        /// The call parameters (thinking, `max_tokens`, ...).
+        AnthropicParameters
+    );
 
     /// The JSON body a call with `request` sends.
     ///
@@ -194,9 +170,6 @@ impl ChatModel for AnthropicChatModel {
             .await
             .map_err(error::from_http)?;
         let deltas = response::deltas(&whole)?;
-        Ok(accumulate(
-            stream::iter(deltas.into_iter().map(Ok)).boxed(),
-            cancel,
-        ))
+        Ok(whole_reply(deltas, cancel))
     }
 }

@@ -1,5 +1,5 @@
 //! How a conversation is cut into provider messages, shared by the Anthropic
-//! and Ollama formatters (the Ollama module includes this file).
+//! and Ollama formatters.
 //!
 //! One stored message can hold a whole turn of an agent: thinking, text, tool
 //! calls, their results and hints, in order. Providers want that as separate

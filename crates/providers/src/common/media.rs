@@ -1,6 +1,5 @@
 //! Inline media: turning a data block's source into base64 bytes, shared by
-//! the Anthropic and Ollama formatters (the Ollama module includes this
-//! file).
+//! the Anthropic and Ollama formatters.
 //!
 //! Base64 sources are used as they are. `http(s)://` sources are downloaded
 //! with the shared HTTP client, with a size cap and a timeout; `file://`

@@ -1,18 +1,15 @@
 //! `Msg` -> Ollama `/api/chat` messages: the one-to-one chat formatter and
 //! the conversions the multi-agent formatter shares.
 
-use std::time::Duration;
-
-use futures_util::future::BoxFuture;
-use oxiscope_http::HttpClient;
 use oxiscope_message::{
     ContentBlock, DataBlock, MediaBlock, Msg, RichContent, Role, ToolResultBlock,
 };
-use oxiscope_model::{Formatter, ModelError};
+use oxiscope_model::ModelError;
 use serde_json::{Map, Value, json};
 
-use super::history::{self, Part};
-use super::media::MediaLoader;
+use crate::common::formatter::chat_formatter;
+use crate::common::history::{self, Part};
+use crate::common::media::MediaLoader;
 
 /// Formats a one-to-one conversation for Ollama's native chat API.
 ///
@@ -44,12 +41,6 @@ pub struct OllamaChatFormatter {
     pub(crate) media_types: Vec<String>,
 }
 
-impl Default for OllamaChatFormatter {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl OllamaChatFormatter {
     /// A formatter accepting images, downloading with a client of its own
     /// (20 MiB cap, 30 s timeout per file).
@@ -60,46 +51,9 @@ impl OllamaChatFormatter {
             media_types: vec!["image/*".to_owned()],
         }
     }
-
-    /// Downloads remote media with `http`.
-    #[must_use]
-    pub fn with_http_client(mut self, http: HttpClient) -> Self {
-        self.media.http = Some(http);
-        self
-    }
-
-    /// Caps each inlined file at `max_bytes` and each download at `timeout`.
-    #[must_use]
-    pub fn with_media_limits(mut self, max_bytes: u64, timeout: Duration) -> Self {
-        self.media.max_bytes = max_bytes;
-        self.media.timeout = timeout;
-        self
-    }
-
-    pub(crate) fn parts(&self) -> Parts<'_> {
-        Parts {
-            media: &self.media,
-            media_types: &self.media_types,
-        }
-    }
 }
 
-impl Formatter for OllamaChatFormatter {
-    fn supported_input_media_types(&self) -> &[String] {
-        &self.media_types
-    }
-
-    fn format<'a>(&'a self, msgs: &'a [Msg]) -> BoxFuture<'a, Result<Vec<Value>, ModelError>> {
-        Box::pin(async move {
-            let parts = self.parts();
-            let mut out = Vec::with_capacity(msgs.len());
-            for msg in msgs {
-                parts.chat_message(msg, &mut out).await?;
-            }
-            Ok(out)
-        })
-    }
-}
+chat_formatter!(OllamaChatFormatter, parts -> Parts);
 
 /// Text lines and base64 images gathered for one message.
 #[derive(Debug, Default)]

@@ -2,18 +2,11 @@
 //!
 //! | stage | file |
 //! |---|---|
-//! | `Msg` -> messages | `format.rs`, `multi_agent.rs` (shared with the Anthropic family: cutting messages, inlining media) |
+//! | `Msg` -> messages | `format.rs`, `multi_agent.rs` (cutting messages and inlining media are shared with the Anthropic family) |
 //! | messages -> request body | `request.rs`, `params.rs` |
 //! | NDJSON lines -> deltas, errors | `stream.rs` |
 
 mod format;
-// Compiled into each family that needs it, so either feature builds alone.
-#[allow(clippy::duplicate_mod)]
-#[path = "../anthropic/history.rs"]
-mod history;
-#[allow(clippy::duplicate_mod)]
-#[path = "../anthropic/media.rs"]
-mod media;
 mod model;
 mod multi_agent;
 mod params;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use futures_util::stream::{self, StreamExt};
+use futures_util::stream::StreamExt;
 use oxiscope_http::HttpClient;
 use oxiscope_model::{
     ChatModel, ChatRequest, ChatStream, Credential, Formatter, ModelError, OllamaCredential,
@@ -10,6 +10,10 @@ use oxiscope_model::{
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::common::model::{
+    model_builders, own_client, whole_reply, without_trailing_slash, wrong_credential,
+};
 
 use super::format::OllamaChatFormatter;
 use super::params::OllamaParameters;
@@ -40,9 +44,7 @@ impl OllamaChatModel {
     /// # Errors
     /// [`ModelError::InvalidRequest`] when the HTTP client cannot be built.
     pub fn new(model: impl Into<String>) -> Result<Self, ModelError> {
-        let http = HttpClient::new().map_err(|e| ModelError::InvalidRequest {
-            message: e.to_string(),
-        })?;
+        let http = own_client()?;
         Ok(Self::with_client(http, model))
     }
 
@@ -69,12 +71,10 @@ impl OllamaChatModel {
         model: impl Into<String>,
     ) -> Result<Self, ModelError> {
         let Credential::Ollama(c) = credential else {
-            return Err(ModelError::InvalidRequest {
-                message: format!(
-                    "an Ollama model needs an ollama_credential, not a {}",
-                    credential.credential_type().as_str()
-                ),
-            });
+            return Err(wrong_credential(
+                "an Ollama model needs an ollama_credential",
+                credential,
+            ));
         };
         let mut this = Self::new(model)?;
         if let Some(host) = c.host.as_deref().filter(|h| !h.is_empty()) {
@@ -86,37 +86,14 @@ impl OllamaChatModel {
     /// Another server (`http://gpu-box:11434`). A trailing `/` is dropped.
     #[must_use]
     pub fn with_host(mut self, host: impl Into<String>) -> Self {
-        let host: String = host.into();
-        self.host = host.trim_end_matches('/').to_owned();
+        self.host = without_trailing_slash(host);
         self
     }
 
-    /// The call parameters (`think`, options).
-    #[must_use]
-    pub fn with_parameters(mut self, params: OllamaParameters) -> Self {
-        self.params = params;
-        self
-    }
-
-    /// Streams (`true`, the default) or asks for the whole reply at once.
-    #[must_use]
-    pub fn with_stream(mut self, stream: bool) -> Self {
-        self.stream = stream;
-        self
-    }
-
-    /// Another formatter (for example the multi-agent one).
-    #[must_use]
-    pub fn with_formatter(mut self, formatter: Arc<dyn Formatter>) -> Self {
-        self.formatter = formatter;
-        self
-    }
-
-    /// The formatter in use.
-    #[must_use]
-    pub fn formatter(&self) -> &Arc<dyn Formatter> {
-        &self.formatter
-    }
+    model_builders!(
+        /// The call parameters (`think`, options).
+        OllamaParameters
+    );
 
     /// The JSON body a call with `request` sends.
     ///
@@ -161,9 +138,6 @@ impl ChatModel for OllamaChatModel {
         }
         let whole: Value = self.http.send_json(builder).await.map_err(from_http)?;
         let deltas = Decoder::default().line(&whole)?;
-        Ok(accumulate(
-            stream::iter(deltas.into_iter().map(Ok)).boxed(),
-            cancel,
-        ))
+        Ok(whole_reply(deltas, cancel))
     }
 }

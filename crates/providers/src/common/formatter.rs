@@ -1,0 +1,174 @@
+//! The shape the Anthropic and Ollama formatters share.
+//!
+//! A chat formatter holds a [`MediaLoader`](super::media::MediaLoader) in
+//! `media` and the accepted media types in `media_types`, and hands both to
+//! a borrowed view that converts messages. A multi-agent formatter wraps a
+//! chat formatter and a history prompt, and folds the speakers of each
+//! [`Group`](super::history::Group) with its own `speakers` method.
+
+/// The default text that introduces the folded conversation.
+pub const DEFAULT_HISTORY_PROMPT: &str = "# Conversation History\nThe content between \
+     <history></history> tags contains your conversation history\n";
+
+/// For a chat formatter `$ty` whose view `$view` has the fields `media` and
+/// `media_types` and an async `chat_message(&self, &Msg, &mut Vec<Value>)`:
+/// `Default` (as `new`), the media builders, `$ty::$fn` making the view, and
+/// the [`Formatter`](oxiscope_model::Formatter) that converts every message
+/// with it.
+macro_rules! chat_formatter {
+    ($ty:ident, $fn:ident -> $view:ident) => {
+        impl Default for $ty {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl $ty {
+            /// Downloads remote media with `http`.
+            #[must_use]
+            pub fn with_http_client(mut self, http: oxiscope_http::HttpClient) -> Self {
+                self.media.http = Some(http);
+                self
+            }
+
+            /// Caps each inlined file at `max_bytes` and each download at `timeout`.
+            #[must_use]
+            pub fn with_media_limits(
+                mut self,
+                max_bytes: u64,
+                timeout: std::time::Duration,
+            ) -> Self {
+                self.media.max_bytes = max_bytes;
+                self.media.timeout = timeout;
+                self
+            }
+
+            pub(crate) fn $fn(&self) -> $view<'_> {
+                $view {
+                    media: &self.media,
+                    media_types: &self.media_types,
+                }
+            }
+        }
+
+        impl oxiscope_model::Formatter for $ty {
+            fn supported_input_media_types(&self) -> &[String] {
+                &self.media_types
+            }
+
+            fn format<'a>(
+                &'a self,
+                msgs: &'a [oxiscope_message::Msg],
+            ) -> futures_util::future::BoxFuture<
+                'a,
+                Result<Vec<serde_json::Value>, oxiscope_model::ModelError>,
+            > {
+                Box::pin(async move {
+                    let view = self.$fn();
+                    let mut out = Vec::with_capacity(msgs.len());
+                    for msg in msgs {
+                        view.chat_message(msg, &mut out).await?;
+                    }
+                    Ok(out)
+                })
+            }
+        }
+    };
+}
+
+/// Declares a multi-agent formatter over the chat formatter `$chat` (made
+/// by `chat_formatter!` with the view maker `$fn`): the struct, `Default`,
+/// `new`, its builders, and the [`Formatter`](oxiscope_model::Formatter)
+/// that formats system and tool groups as the chat formatter does and folds
+/// each group of speakers with the struct's own
+/// `async fn speakers(&self, &[&Msg], first: bool) -> Result<Value, ModelError>`.
+macro_rules! multi_agent_formatter {
+    (
+        $(#[$meta:meta])*
+        pub struct $ty:ident($chat:ident, $fn:ident);
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone)]
+        pub struct $ty {
+            chat: $chat,
+            history_prompt: String,
+        }
+
+        impl Default for $ty {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl $ty {
+            /// A formatter with the default history prompt and media settings.
+            #[must_use]
+            pub fn new() -> Self {
+                Self {
+                    chat: $chat::new(),
+                    history_prompt: $crate::common::formatter::DEFAULT_HISTORY_PROMPT.to_owned(),
+                }
+            }
+
+            /// Replaces the text that introduces the folded conversation.
+            #[must_use]
+            pub fn with_history_prompt(mut self, prompt: impl Into<String>) -> Self {
+                self.history_prompt = prompt.into();
+                self
+            }
+
+            /// Downloads remote media with `http`.
+            #[must_use]
+            pub fn with_http_client(mut self, http: oxiscope_http::HttpClient) -> Self {
+                self.chat = self.chat.with_http_client(http);
+                self
+            }
+
+            /// Caps each inlined file at `max_bytes` and each download at `timeout`.
+            #[must_use]
+            pub fn with_media_limits(
+                mut self,
+                max_bytes: u64,
+                timeout: std::time::Duration,
+            ) -> Self {
+                self.chat = self.chat.with_media_limits(max_bytes, timeout);
+                self
+            }
+        }
+
+        impl oxiscope_model::Formatter for $ty {
+            fn supported_input_media_types(&self) -> &[String] {
+                oxiscope_model::Formatter::supported_input_media_types(&self.chat)
+            }
+
+            fn format<'a>(
+                &'a self,
+                msgs: &'a [oxiscope_message::Msg],
+            ) -> futures_util::future::BoxFuture<
+                'a,
+                Result<Vec<serde_json::Value>, oxiscope_model::ModelError>,
+            > {
+                Box::pin(async move {
+                    let view = self.chat.$fn();
+                    let mut out = Vec::new();
+                    let mut first = true;
+                    for group in $crate::common::history::group(msgs) {
+                        match group {
+                            $crate::common::history::Group::System(msg)
+                            | $crate::common::history::Group::Tools(msg) => {
+                                view.chat_message(msg, &mut out).await?;
+                            }
+                            $crate::common::history::Group::Speakers(speakers) => {
+                                out.push(self.speakers(&speakers, first).await?);
+                                first = false;
+                            }
+                        }
+                    }
+                    Ok(out)
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use {chat_formatter, multi_agent_formatter};

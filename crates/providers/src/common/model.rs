@@ -1,0 +1,71 @@
+//! Chat-model plumbing shared by the Anthropic and Ollama models.
+
+use futures_util::stream::{self, StreamExt};
+use oxiscope_http::HttpClient;
+use oxiscope_model::{ChatStream, Credential, ModelDelta, ModelError, accumulate};
+use tokio_util::sync::CancellationToken;
+
+/// A new HTTP client for a model that was given none.
+pub(crate) fn own_client() -> Result<HttpClient, ModelError> {
+    HttpClient::new().map_err(|e| ModelError::InvalidRequest {
+        message: e.to_string(),
+    })
+}
+
+/// The error for a credential of the wrong type: `needs` (`an Ollama model
+/// needs an ollama_credential`), then the type it got.
+pub(crate) fn wrong_credential(needs: &str, credential: &Credential) -> ModelError {
+    ModelError::InvalidRequest {
+        message: format!("{needs}, not a {}", credential.credential_type().as_str()),
+    }
+}
+
+/// `url` without its trailing `/`s.
+pub(crate) fn without_trailing_slash(url: impl Into<String>) -> String {
+    let url: String = url.into();
+    url.trim_end_matches('/').to_owned()
+}
+
+/// The deltas of a whole (not streamed) reply as a chat stream.
+pub(crate) fn whole_reply(deltas: Vec<ModelDelta>, cancel: CancellationToken) -> ChatStream {
+    accumulate(stream::iter(deltas.into_iter().map(Ok)).boxed(), cancel)
+}
+
+/// The builders of a chat model with `params`, `stream` and `formatter`
+/// fields: `with_parameters` (documented by the given attributes),
+/// `with_stream`, `with_formatter` and `formatter`.
+macro_rules! model_builders {
+    ($(#[$params_meta:meta])* $params:ty) => {
+        $(#[$params_meta])*
+        #[must_use]
+        pub fn with_parameters(mut self, params: $params) -> Self {
+            self.params = params;
+            self
+        }
+
+        /// Streams (`true`, the default) or asks for the whole reply at once.
+        #[must_use]
+        pub fn with_stream(mut self, stream: bool) -> Self {
+            self.stream = stream;
+            self
+        }
+
+        /// Another formatter (for example the multi-agent one).
+        #[must_use]
+        pub fn with_formatter(
+            mut self,
+            formatter: std::sync::Arc<dyn oxiscope_model::Formatter>,
+        ) -> Self {
+            self.formatter = formatter;
+            self
+        }
+
+        /// The formatter in use.
+        #[must_use]
+        pub fn formatter(&self) -> &std::sync::Arc<dyn oxiscope_model::Formatter> {
+            &self.formatter
+        }
+    };
+}
+
+pub(crate) use model_builders;
