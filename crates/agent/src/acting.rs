@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::error::AgentError;
 use crate::hitl::output_events;
+use crate::middleware::{ActingCall, ActingNext};
 use crate::reply::Run;
 use crate::state::{AgentState, pending_calls};
 
@@ -213,7 +214,7 @@ async fn execute(
     let reply_id = run.reply_id();
     let mut streams = Vec::with_capacity(batch.len());
     let mut states = Vec::with_capacity(batch.len());
-    for (index, (call, tool, input)) in batch.into_iter().enumerate() {
+    for (index, (call, _, input)) in batch.into_iter().enumerate() {
         let start = ToolResultStartEvent::new(reply_id.clone(), call.id.clone(), call.name.clone());
         run.emit(start.into()).await?;
         let ctx = run
@@ -221,10 +222,13 @@ async fn execute(
             .tool_context(run.cancel.child_token())
             .with_session(session.clone())
             .with_call_id(call.id.clone());
-        let chunks = run
-            .inner
-            .toolkit
-            .call_prepared(tool.name(), input, ctx)
+        let acting = ActingCall {
+            call: call.clone(),
+            input,
+            ctx,
+        };
+        let chunks = ActingNext::new(&run.inner.middlewares, &run.inner.toolkit)
+            .run(acting)
             .await;
         streams.push(chunks.map(move |chunk| (index, chunk)).boxed());
         states.push((call.id, ToolResultState::Running, false));

@@ -63,6 +63,6 @@ mod structured;
 pub use agent::{Agent, AgentBuilder, ReplyInput};
 pub use config::{InjectionConfig, ModelConfig, ReActConfig};
 pub use error::AgentError;
-pub use middleware::{Middleware, ModelCall, ModelNext, ReplyEndAction};
+pub use middleware::{ActingCall, ActingNext, Middleware, ModelCall, ModelNext, ReplyEndAction};
 pub use state::{AgentState, Awaiting, ReplyContext};
 pub use stream::ReplyStream;

@@ -5,6 +5,7 @@
 //! | [`on_system_prompt`](Middleware::on_system_prompt) | transformer, left to right | every time the prompt is assembled |
 //! | [`on_model_call`](Middleware::on_model_call) | onion, first registered outermost | around every model call; may rewrite the request or wrap the stream |
 //! | [`on_check_permission`](Middleware::on_check_permission) | chain, in order | after the permission engine decided a tool call |
+//! | [`on_acting`](Middleware::on_acting) | onion, first registered outermost | around every allowed tool call; may rewrite the input or wrap the chunk stream |
 //! | [`on_reply_end`](Middleware::on_reply_end) | veto, in order | before a reply ends as completed; may ask for another round |
 //!
 //! Per-tool hooks around a tool's execution are the toolkit's
@@ -18,6 +19,7 @@ use futures_util::future::BoxFuture;
 use oxiscope_message::{Msg, ToolCallBlock};
 use oxiscope_model::{ChatRequest, ChatStream, DynChatModel, ModelError, ToolChoice, ToolSchema};
 use oxiscope_permission::{PermissionContext, PermissionDecision};
+use oxiscope_tool::{ToolCallContext, ToolStream, Toolkit};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -74,6 +76,48 @@ impl<'a> ModelNext<'a> {
     }
 }
 
+/// A tool call about to run, as middleware sees it.
+#[derive(Debug, Clone)]
+pub struct ActingCall {
+    /// The call as the model made it.
+    pub call: ToolCallBlock,
+    /// The prepared (parsed, repaired, validated) input.
+    pub input: Value,
+    /// The call's context (working directory, session, cancellation).
+    pub ctx: ToolCallContext,
+}
+
+/// The rest of the acting onion: the inner middlewares, then the toolkit.
+#[derive(Debug, Clone, Copy)]
+pub struct ActingNext<'a> {
+    rest: &'a [Arc<dyn Middleware>],
+    toolkit: &'a Toolkit,
+}
+
+impl<'a> ActingNext<'a> {
+    pub(crate) fn new(rest: &'a [Arc<dyn Middleware>], toolkit: &'a Toolkit) -> Self {
+        Self { rest, toolkit }
+    }
+
+    /// Runs the inner layers with `call`.
+    pub fn run(self, call: ActingCall) -> BoxFuture<'a, ToolStream> {
+        match self.rest.split_first() {
+            Some((first, rest)) => first.on_acting(
+                call,
+                ActingNext {
+                    rest,
+                    toolkit: self.toolkit,
+                },
+            ),
+            None => Box::pin(async move {
+                self.toolkit
+                    .call_prepared(&call.call.name, call.input, call.ctx)
+                    .await
+            }),
+        }
+    }
+}
+
 /// What a reply does when a middleware is asked before it ends.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplyEndAction {
@@ -115,6 +159,17 @@ pub trait Middleware: Send + Sync + Debug {
     ) -> PermissionDecision {
         let _ = (call, input, context);
         decision
+    }
+
+    /// Wraps the execution of an allowed tool call: rewrite `call`, call
+    /// `next.run(call)`, and optionally map the chunk stream (or return
+    /// chunks of your own instead of running the tool).
+    fn on_acting<'a>(
+        &'a self,
+        call: ActingCall,
+        next: ActingNext<'a>,
+    ) -> BoxFuture<'a, ToolStream> {
+        next.run(call)
     }
 
     /// Asked before a reply ends as completed.

@@ -5,12 +5,16 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
-use oxiscope_agent::{AgentState, Middleware, ModelCall, ModelNext, ReplyEndAction};
-use oxiscope_message::{Msg, PermissionBehavior, Role, ToolCallBlock};
+use oxiscope_agent::{
+    ActingCall, ActingNext, AgentState, Middleware, ModelCall, ModelNext, ReplyEndAction,
+};
+use oxiscope_message::{MediaBlock, Msg, PermissionBehavior, Role, ToolCallBlock};
 use oxiscope_model::{ChatStream, DynChatModel, ModelError};
 use oxiscope_permission::{PermissionContext, PermissionDecision};
 use oxiscope_test_support::ScriptedTurn;
+use oxiscope_tool::ToolStream;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -56,6 +60,25 @@ impl Middleware for Recorder {
         }
     }
 
+    fn on_acting<'a>(
+        &'a self,
+        call: ActingCall,
+        next: ActingNext<'a>,
+    ) -> BoxFuture<'a, ToolStream> {
+        Box::pin(async move {
+            let label = self.label;
+            let chunks = next.run(call).await;
+            chunks
+                .map(move |mut chunk| {
+                    if let Some(MediaBlock::Text(t)) = chunk.content.first_mut() {
+                        t.text = format!("{label}: {}", t.text);
+                    }
+                    chunk
+                })
+                .boxed()
+        })
+    }
+
     fn on_reply_end(&self, _reply: &Msg, _state: &AgentState) -> ReplyEndAction {
         if self.rounds_wanted.fetch_sub(1, Ordering::SeqCst) > 0 {
             ReplyEndAction::Continue("Keep going: check once more.".into())
@@ -99,6 +122,11 @@ async fn middlewares_wrap_the_model_call_in_order_and_shape_the_reply() {
     );
     let reply = rebuild(&events, None);
     assert_eq!(reply.text(" "), "Deleted. Checked again.");
+    // Acting onion: the outer layer wraps the inner one.
+    assert_eq!(
+        reply.tool_results().next().unwrap().output.text(""),
+        "outer: inner: Deleted a"
+    );
 
     let requests = model.requests();
     assert_eq!(requests.len(), 3, "the veto asked for one more round");
