@@ -8,29 +8,7 @@ pub(crate) const PROVIDER: &str = "anthropic";
 
 /// An HTTP failure of a call, with the API's error body read.
 pub(crate) fn from_http(err: oxiscope_http::Error) -> ModelError {
-    use oxiscope_http::Error as E;
-    match err {
-        E::Status(status) => {
-            let (code, message) = error_body(&status.body);
-            ModelError::Provider {
-                provider: PROVIDER.to_owned(),
-                status: status.status.as_u16(),
-                code,
-                message,
-                request_id: status.request_id.clone(),
-                retry_after: status.retry_after,
-            }
-        }
-        E::Connect { .. } | E::Timeout { .. } => ModelError::Connection {
-            message: err.to_string(),
-        },
-        E::Build { .. } | E::InvalidRequest { .. } => ModelError::InvalidRequest {
-            message: err.to_string(),
-        },
-        other => ModelError::Stream {
-            message: other.to_string(),
-        },
-    }
+    crate::common::model::from_http(err, PROVIDER, error_body)
 }
 
 /// `(error.type, error.message)` of an API error body, or the raw body.

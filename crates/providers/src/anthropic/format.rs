@@ -14,45 +14,37 @@ pub(crate) fn default_media_types() -> Vec<String> {
     vec!["image/*".to_owned(), "application/pdf".to_owned()]
 }
 
-/// Formats a one-to-one conversation for the Anthropic Messages API.
-///
-/// Every message keeps its role; the system message stays in the list (the
-/// chat model moves it into the request's `system` field). An assistant
-/// message is cut at its tool results, which go back as `tool_result`
-/// blocks in a user message, and at its hints, which become user messages.
-/// Thinking blocks keep their `signature`. Images (and PDFs) are sent as
-/// base64 sources: remote ones are downloaded, `file://` ones read.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use oxiscope_message::Msg;
-/// use oxiscope_model::Formatter;
-/// use oxiscope_providers::anthropic::AnthropicChatFormatter;
-///
-/// let msgs = [Msg::system("system", "Be brief.")?, Msg::user("user", "Hi!")?];
-/// let payload = AnthropicChatFormatter::new().format(&msgs).await?;
-/// assert_eq!(payload[1]["content"][0]["text"], "Hi!");
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct AnthropicChatFormatter {
-    pub(crate) media: MediaLoader,
-    pub(crate) media_types: Vec<String>,
+chat_formatter! {
+    /// Formats a one-to-one conversation for the Anthropic Messages API.
+    ///
+    /// Every message keeps its role; the system message stays in the list (the
+    /// chat model moves it into the request's `system` field). An assistant
+    /// message is cut at its tool results, which go back as `tool_result`
+    /// blocks in a user message, and at its hints, which become user messages.
+    /// Thinking blocks keep their `signature`. Images (and PDFs) are sent as
+    /// base64 sources: remote ones are downloaded, `file://` ones read.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use oxiscope_message::Msg;
+    /// use oxiscope_model::Formatter;
+    /// use oxiscope_providers::anthropic::AnthropicChatFormatter;
+    ///
+    /// let msgs = [Msg::system("system", "Be brief.")?, Msg::user("user", "Hi!")?];
+    /// let payload = AnthropicChatFormatter::new().format(&msgs).await?;
+    /// assert_eq!(payload[1]["content"][0]["text"], "Hi!");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub struct AnthropicChatFormatter;
+    /// A formatter accepting images and PDFs, downloading with a client of
+    /// its own (20 MiB cap, 30 s timeout per file).
+    fn new() accepting default_media_types();
+    view: blocks -> Blocks;
 }
 
 impl AnthropicChatFormatter {
-    /// A formatter accepting images and PDFs, downloading with a client of
-    /// its own (20 MiB cap, 30 s timeout per file).
-    #[must_use]
-    pub fn new() -> Self {
-        Self {
-            media: MediaLoader::default(),
-            media_types: default_media_types(),
-        }
-    }
-
     /// Replaces the accepted input media types (`image/*`, `application/pdf`).
     #[must_use]
     pub fn with_media_types(mut self, media_types: Vec<String>) -> Self {
@@ -60,8 +52,6 @@ impl AnthropicChatFormatter {
         self
     }
 }
-
-chat_formatter!(AnthropicChatFormatter, blocks -> Blocks);
 
 /// Block conversions, with what they need to inline media.
 #[derive(Debug, Clone, Copy)]

@@ -10,13 +10,27 @@
 pub const DEFAULT_HISTORY_PROMPT: &str = "# Conversation History\nThe content between \
      <history></history> tags contains your conversation history\n";
 
-/// For a chat formatter `$ty` whose view `$view` has the fields `media` and
-/// `media_types` and an async `chat_message(&self, &Msg, &mut Vec<Value>)`:
+/// Declares a chat formatter `$ty` accepting `$media_types` by default,
+/// whose view `$view` has the fields `media` and `media_types` and an async
+/// `chat_message(&self, &Msg, &mut Vec<Value>)`: the struct, `new`,
 /// `Default` (as `new`), the media builders, `$ty::$fn` making the view, and
 /// the [`Formatter`](oxiscope_model::Formatter) that converts every message
 /// with it.
 macro_rules! chat_formatter {
-    ($ty:ident, $fn:ident -> $view:ident) => {
+    (
+        $(#[$meta:meta])*
+        pub struct $ty:ident;
+        $(#[$new_meta:meta])*
+        fn new() accepting $media_types:expr;
+        view: $fn:ident -> $view:ident;
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone)]
+        pub struct $ty {
+            pub(crate) media: $crate::common::media::MediaLoader,
+            pub(crate) media_types: Vec<String>,
+        }
+
         impl Default for $ty {
             fn default() -> Self {
                 Self::new()
@@ -24,6 +38,15 @@ macro_rules! chat_formatter {
         }
 
         impl $ty {
+            $(#[$new_meta])*
+            #[must_use]
+            pub fn new() -> Self {
+                Self {
+                    media: $crate::common::media::MediaLoader::default(),
+                    media_types: $media_types,
+                }
+            }
+
             /// Downloads remote media with `http`.
             #[must_use]
             pub fn with_http_client(mut self, http: oxiscope_http::HttpClient) -> Self {

@@ -31,6 +31,38 @@ pub(crate) fn whole_reply(deltas: Vec<ModelDelta>, cancel: CancellationToken) ->
     accumulate(stream::iter(deltas.into_iter().map(Ok)).boxed(), cancel)
 }
 
+/// An HTTP failure of a call to `provider`. `read_body` turns the body of
+/// an error status into the API's `(code, message)`.
+pub(crate) fn from_http(
+    err: oxiscope_http::Error,
+    provider: &str,
+    read_body: impl FnOnce(&str) -> (Option<String>, String),
+) -> ModelError {
+    use oxiscope_http::Error as E;
+    match err {
+        E::Status(status) => {
+            let (code, message) = read_body(&status.body);
+            ModelError::Provider {
+                provider: provider.to_owned(),
+                status: status.status.as_u16(),
+                code,
+                message,
+                request_id: status.request_id.clone(),
+                retry_after: status.retry_after,
+            }
+        }
+        E::Connect { .. } | E::Timeout { .. } => ModelError::Connection {
+            message: err.to_string(),
+        },
+        E::Build { .. } | E::InvalidRequest { .. } => ModelError::InvalidRequest {
+            message: err.to_string(),
+        },
+        other => ModelError::Stream {
+            message: other.to_string(),
+        },
+    }
+}
+
 /// The builders of a chat model with `params`, `stream` and `formatter`
 /// fields: `with_parameters` (documented by the given attributes),
 /// `with_stream`, `with_formatter` and `formatter`.

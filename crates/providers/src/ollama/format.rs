@@ -11,49 +11,37 @@ use crate::common::formatter::chat_formatter;
 use crate::common::history::{self, Part};
 use crate::common::media::MediaLoader;
 
-/// Formats a one-to-one conversation for Ollama's native chat API.
-///
-/// Content is a string (text blocks joined by newlines) with images in a
-/// separate `images` list of base64 strings; remote images are downloaded
-/// and `file://` images read. Assistant thinking is not sent back. Tool
-/// calls carry their arguments as a JSON object; tool results are `tool`
-/// messages naming the tool. Images in tool results cannot travel in a
-/// `tool` message: each is replaced by a note naming its identifier, and the
-/// images follow in a user message listing those identifiers. Hints become
-/// user messages.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use oxiscope_message::Msg;
-/// use oxiscope_model::Formatter;
-/// use oxiscope_providers::ollama::OllamaChatFormatter;
-///
-/// let msgs = [Msg::system("system", "Be brief.")?, Msg::user("user", "Hi!")?];
-/// let payload = OllamaChatFormatter::new().format(&msgs).await?;
-/// assert_eq!(payload[1], serde_json::json!({"role": "user", "content": "Hi!"}));
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct OllamaChatFormatter {
-    pub(crate) media: MediaLoader,
-    pub(crate) media_types: Vec<String>,
-}
-
-impl OllamaChatFormatter {
+chat_formatter! {
+    /// Formats a one-to-one conversation for Ollama's native chat API.
+    ///
+    /// Content is a string (text blocks joined by newlines) with images in a
+    /// separate `images` list of base64 strings; remote images are downloaded
+    /// and `file://` images read. Assistant thinking is not sent back. Tool
+    /// calls carry their arguments as a JSON object; tool results are `tool`
+    /// messages naming the tool. Images in tool results cannot travel in a
+    /// `tool` message: each is replaced by a note naming its identifier, and the
+    /// images follow in a user message listing those identifiers. Hints become
+    /// user messages.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use oxiscope_message::Msg;
+    /// use oxiscope_model::Formatter;
+    /// use oxiscope_providers::ollama::OllamaChatFormatter;
+    ///
+    /// let msgs = [Msg::system("system", "Be brief.")?, Msg::user("user", "Hi!")?];
+    /// let payload = OllamaChatFormatter::new().format(&msgs).await?;
+    /// assert_eq!(payload[1], serde_json::json!({"role": "user", "content": "Hi!"}));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub struct OllamaChatFormatter;
     /// A formatter accepting images, downloading with a client of its own
     /// (20 MiB cap, 30 s timeout per file).
-    #[must_use]
-    pub fn new() -> Self {
-        Self {
-            media: MediaLoader::default(),
-            media_types: vec!["image/*".to_owned()],
-        }
-    }
+    fn new() accepting vec!["image/*".to_owned()];
+    view: parts -> Parts;
 }
-
-chat_formatter!(OllamaChatFormatter, parts -> Parts);
 
 /// Text lines and base64 images gathered for one message.
 #[derive(Debug, Default)]

@@ -103,32 +103,13 @@ impl Decoder {
 
 /// An HTTP failure of a call, with Ollama's `{"error": ...}` body read.
 pub(crate) fn from_http(err: oxiscope_http::Error) -> ModelError {
-    use oxiscope_http::Error as E;
-    match err {
-        E::Status(status) => {
-            let message = serde_json::from_str::<Value>(&status.body)
-                .ok()
-                .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_else(|| status.body.clone());
-            ModelError::Provider {
-                provider: PROVIDER.to_owned(),
-                status: status.status.as_u16(),
-                code: None,
-                message,
-                request_id: status.request_id.clone(),
-                retry_after: status.retry_after,
-            }
-        }
-        E::Connect { .. } | E::Timeout { .. } => ModelError::Connection {
-            message: err.to_string(),
-        },
-        E::Build { .. } | E::InvalidRequest { .. } => ModelError::InvalidRequest {
-            message: err.to_string(),
-        },
-        other => ModelError::Stream {
-            message: other.to_string(),
-        },
-    }
+    crate::common::model::from_http(err, PROVIDER, |body| {
+        let message = serde_json::from_str::<Value>(body)
+            .ok()
+            .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| body.to_owned());
+        (None, message)
+    })
 }
 
 type Lines = BoxStream<'static, Result<Value, oxiscope_http::Error>>;
