@@ -8,6 +8,7 @@ mod file_state;
 mod file_tool;
 mod glob;
 mod grep;
+mod pdf;
 mod read;
 mod tasks;
 mod write;

@@ -1,4 +1,4 @@
-//! `Read`: line-numbered text, images as data blocks.
+//! `Read`: line-numbered text, images as data blocks, PDF text by page.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::file_state::{MAX_TEXT_BYTES, decode_text, split_lines};
 use super::file_tool::file_tool;
+use super::pdf::read_pdf;
 use crate::chunk::ToolChunk;
 use crate::state::ReadCacheEntry;
 use crate::tool::ToolCallContext;
@@ -42,8 +43,10 @@ static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
 const DESCRIPTION: &str = "Read a file from the file system. Text comes back with line \
 numbers (`     N\\tline`), starting at `offset` and showing at most `limit` lines; use them \
 to page through long files. Lines longer than 2000 characters are cut. Images (PNG, JPEG, \
-GIF, WebP) come back as images when the model can see them. Reading a file is required \
-before changing it with Write or Edit.";
+GIF, WebP) come back as images when the model can see them. PDFs come back as text, page \
+by page under `--- page N ---` headers; `pages` (such as \"1-5\", at most 20 pages) picks the \
+pages and is required for PDFs over 10 pages, while `offset` and `limit` apply only to text \
+files. Reading a file is required before changing it with Write or Edit.";
 
 #[derive(Deserialize)]
 struct Args {
@@ -101,9 +104,12 @@ async fn read(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk>
     let is_pdf = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("pdf"));
-    if is_pdf || args.pages.is_some() {
+    if is_pdf {
+        return read_pdf(&path, args.pages.as_deref(), MAX_OUTPUT_BYTES, ctx).await;
+    }
+    if args.pages.is_some() {
         return Err(ToolChunk::error(format!(
-            "Cannot read {shown}: PDF files are not supported yet."
+            "{shown} is not a PDF: `pages` applies only to PDF files. Use offset and limit."
         )));
     }
     if meta.len > MAX_TEXT_BYTES {

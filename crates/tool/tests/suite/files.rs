@@ -139,7 +139,7 @@ async fn read_refuses_missing_directories_binary_and_huge_files() {
 
     std::fs::write(env.path("doc.pdf"), "%PDF-1.4").unwrap();
     let pdf = env.read("doc.pdf").await;
-    assert!(expect(&pdf, ToolResultState::Error).contains("PDF files are not supported yet"));
+    assert!(expect(&pdf, ToolResultState::Error).contains("not a readable PDF"));
 
     std::fs::write(env.path("empty.txt"), "").unwrap();
     let empty = env.read("empty.txt").await;

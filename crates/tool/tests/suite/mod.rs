@@ -2,6 +2,7 @@ mod args;
 mod bash;
 mod files;
 mod middleware;
+mod pdf;
 mod schemas;
 mod search;
 mod skills;
