@@ -6,6 +6,9 @@
 //! chunks with delays, and can be cut off before their end to imitate a broken
 //! connection. Fake model-provider servers are meant to be built on it.
 //!
+//! [`fixtures`] loads the AgentScope 2.0.11 reference data stored in the
+//! repository and checks that wire examples round-trip.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
@@ -22,6 +25,7 @@
 
 pub mod anthropic;
 mod fake_server;
+pub mod fixtures;
 pub mod ollama;
 mod openai;
 mod script;

@@ -19,6 +19,7 @@ use oxiscope_message::{
     PermissionBehavior, PermissionRule, RichContent, TextBlock, ToolResultState,
 };
 use oxiscope_model::{ChatUsage, DynChatModel, ModelDelta};
+use oxiscope_test_support::fixtures::load;
 use oxiscope_test_support::{ScriptedModel, ScriptedTurn};
 use oxiscope_tool::{FunctionTool, ToolChunk, ToolFlags, Toolkit};
 use pretty_assertions::assert_eq;
@@ -28,15 +29,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::common::{collect, rebuild};
-
-fn load(relative: &str) -> Value {
-    let path = format!(
-        "{}/../../fixtures/agentscope-2.0.11/{relative}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
-        .unwrap()
-}
 
 #[derive(Deserialize, JsonSchema)]
 struct Weather {

@@ -1,37 +1,13 @@
 //! The agent state and configs read and write AgentScope's JSON.
 
 use oxiscope_agent::{AgentState, InjectionConfig, ModelConfig, ReActConfig};
+use oxiscope_test_support::fixtures::assert_round_trips as round_trips;
 use pretty_assertions::assert_eq;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// Parses `wire/<file>`.
 fn load(file: &str) -> Value {
-    let path = format!(
-        "{}/../../fixtures/agentscope-2.0.11/wire/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-fn round_trips<T: DeserializeOwned + Serialize>(file: &str) -> Vec<T> {
-    let Value::Array(items) = load(file) else {
-        panic!("{file}")
-    };
-    items
-        .iter()
-        .map(|item| {
-            let label = item["label"].as_str().unwrap();
-            let parsed: T = serde_json::from_value(item["value"].clone())
-                .unwrap_or_else(|e| panic!("{file} / {label}: {e}"));
-            assert_eq!(
-                serde_json::to_string(&parsed).unwrap(),
-                serde_json::to_string(&item["value"]).unwrap(),
-                "{file} / {label}"
-            );
-            parsed
-        })
-        .collect()
+    oxiscope_test_support::fixtures::load(&format!("wire/{file}"))
 }
 
 #[test]

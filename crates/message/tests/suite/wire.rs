@@ -10,24 +10,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use oxiscope_test_support::fixtures::assert_round_trips;
+
 use super::fixtures::{examples, load};
 
-/// Parses every example of `file` as `T` and checks it serialises back to
-/// the identical JSON text (same values, same key order).
+/// Parses every example of `file` as `T`, checks it serialises back to the
+/// identical JSON text (same values, same key order), and counts them.
 fn round_trips<T: DeserializeOwned + Serialize>(file: &str) -> usize {
-    let items = examples(file);
-    assert!(!items.is_empty(), "{file} has no examples");
-    for (label, value) in &items {
-        let parsed: T = serde_json::from_value(value.clone())
-            .unwrap_or_else(|e| panic!("{file} / {label}: does not parse: {e}"));
-        let back = serde_json::to_string(&parsed).unwrap();
-        assert_eq!(
-            back,
-            serde_json::to_string(value).unwrap(),
-            "{file} / {label}"
-        );
-    }
-    items.len()
+    assert_round_trips::<T>(file).len()
 }
 
 #[test]

@@ -2,33 +2,7 @@
 //! to the identical JSON text.
 
 use oxiscope_model::{ChatResponse, ChatUsage, ToolChoice, ToolChoiceMode};
-use pretty_assertions::assert_eq;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-
-use super::fixtures::load;
-
-fn round_trips<T: DeserializeOwned + Serialize>(file: &str) -> Vec<T> {
-    let Value::Array(items) = load(&format!("wire/{file}")) else {
-        panic!("{file}")
-    };
-    assert!(!items.is_empty());
-    items
-        .iter()
-        .map(|item| {
-            let label = item["label"].as_str().unwrap();
-            let parsed: T = serde_json::from_value(item["value"].clone())
-                .unwrap_or_else(|e| panic!("{file} / {label}: {e}"));
-            assert_eq!(
-                serde_json::to_string(&parsed).unwrap(),
-                serde_json::to_string(&item["value"]).unwrap(),
-                "{file} / {label}"
-            );
-            parsed
-        })
-        .collect()
-}
+use oxiscope_test_support::fixtures::assert_round_trips as round_trips;
 
 #[test]
 fn chat_response_examples_round_trip() {

@@ -2,17 +2,7 @@
 
 use serde_json::Value;
 
-const ROOT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../fixtures/agentscope-2.0.11/"
-);
-
-/// Parses `fixtures/agentscope-2.0.11/<path>`.
-pub(crate) fn load(path: &str) -> Value {
-    let full = format!("{ROOT}{path}");
-    let text = std::fs::read_to_string(&full).unwrap_or_else(|err| panic!("{full}: {err}"));
-    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{full}: {err}"))
-}
+pub(crate) use oxiscope_test_support::fixtures::load;
 
 /// Removes every `description` key from a JSON Schema's top level and from
 /// each of its `properties`: the one normalisation our golden comparisons

@@ -23,14 +23,7 @@ pub(crate) fn reference_context(mode: PermissionMode) -> PermissionContext {
     ctx
 }
 
-pub(crate) fn load(relative: &str) -> Value {
-    let path = format!(
-        "{}/../../fixtures/agentscope-2.0.11/{relative}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
+pub(crate) use oxiscope_test_support::fixtures::load;
 
 /// `allow`, `ask`, `ask!` (bypass-immune), `deny`.
 pub(crate) fn outcome(decision: &PermissionDecision) -> String {

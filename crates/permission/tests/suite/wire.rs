@@ -6,12 +6,11 @@ use serde_json::Value;
 
 use super::common::load;
 
+/// The values of the examples of `wire/<file>`.
 fn examples(file: &str) -> Vec<Value> {
-    load(&format!("wire/{file}"))
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["value"].clone())
+    oxiscope_test_support::fixtures::examples(file)
+        .into_iter()
+        .map(|(_, value)| value)
         .collect()
 }
 

@@ -27,18 +27,13 @@ use oxiscope_test_support::{FakeServer, ScriptedResponse};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-const DIR: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../fixtures/agentscope-2.0.11/formatter/"
-);
-
 const LOCAL_IMAGE_URL: &str = "file:///tmp/wire-scratch/img/local.png";
 const REMOTE_IMAGE_URL: &str = "https://example.com/cat.png";
 const SAVED_PREFIX: &str = "saved locally at: ";
 
+/// Parses `formatter/<name>.json` of the reference data.
 fn read(name: &str) -> Value {
-    let text = std::fs::read_to_string(format!("{DIR}{name}.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    oxiscope_test_support::fixtures::load(&format!("formatter/{name}.json"))
 }
 
 /// The 1×1 PNG of the histories.
