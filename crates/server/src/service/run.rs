@@ -4,7 +4,9 @@
 
 use futures_util::StreamExt;
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
-use oxiscope_message::UserInterruptEvent;
+use oxiscope_message::{
+    AgentEvent, ErrorInfo, ErrorType, ReplyEndEvent, ReplyFinishedReason, UserInterruptEvent,
+};
 use oxiscope_storage::{AgentRecord, RunLease, SessionRecord};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -150,8 +152,22 @@ async fn drive(
     tokio::spawn(keep_lease(state.clone(), lease.clone(), renewing.clone()));
     let mut next = Some(first);
     while let Some(input) = next.take() {
-        if let Err(e) = run_once(&state, &session_id, &agent, &mut revision, input, &cancel).await {
+        let mut ended = false;
+        let outcome = run_once(
+            &state,
+            &session_id,
+            &agent,
+            &mut revision,
+            input,
+            &cancel,
+            &mut ended,
+        )
+        .await;
+        if let Err(e) = outcome {
             tracing::error!(session_id, error = %e, "chat run failed");
+            if !ended {
+                publish_failure(&state, &session_id, &agent, &e).await;
+            }
         }
         if cancel.is_cancelled() {
             break;
@@ -205,9 +221,31 @@ async fn keep_lease(state: AppState, lease: RunLease, done: CancellationToken) {
     }
 }
 
+/// Ends the stream of a run that failed outside the agent (storage, bus)
+/// with an error `REPLY_END`, so subscribers are not left waiting.
+async fn publish_failure(state: &AppState, session_id: &str, agent: &Agent, message: &str) {
+    let reply_id = agent.state().await.reply_context.reply_id;
+    let end = ReplyEndEvent::new(
+        session_id.to_owned(),
+        reply_id,
+        ReplyFinishedReason::Error,
+        Some(ErrorInfo::new(ErrorType::Internal, message)),
+    );
+    let event = AgentEvent::from(end);
+    match to_python_json(&event) {
+        Ok(payload) => {
+            if let Err(e) = state.bus().publish(session_id, payload.into()).await {
+                tracing::error!(session_id, error = %e, "publishing the failure failed");
+            }
+        }
+        Err(e) => tracing::error!(session_id, error = %e, "serialising the failure failed"),
+    }
+}
+
 /// One reply: new messages are stored with the state before the model is
 /// called (a crash keeps them), events are published as they come, the
-/// reply message and state are committed at the end.
+/// reply message and state are committed at the end. `ended` turns true
+/// once the reply's last event is published.
 async fn run_once(
     state: &AppState,
     session_id: &str,
@@ -215,6 +253,7 @@ async fn run_once(
     revision: &mut i64,
     input: ReplyInput,
     cancel: &CancellationToken,
+    ended: &mut bool,
 ) -> Result<(), String> {
     let bus = state.bus();
     bus.begin_run(session_id).await.map_err(|e| e.to_string())?;
@@ -234,10 +273,17 @@ async fn run_once(
     };
     let mut stream = agent.reply_stream_with(input, None, cancel.child_token());
     while let Some(event) = stream.next().await {
+        let last = matches!(
+            event,
+            AgentEvent::ReplyEnd(_)
+                | AgentEvent::RequireUserConfirm(_)
+                | AgentEvent::RequireExternalExecution(_)
+        );
         let payload = to_python_json(&event).map_err(|e| e.to_string())?;
         bus.publish(session_id, payload.into())
             .await
             .map_err(|e| e.to_string())?;
+        *ended |= last;
     }
     if let Some(reply) = agent.state().await.reply_msg() {
         pending.push(serde_json::to_value(reply).map_err(|e| e.to_string())?);

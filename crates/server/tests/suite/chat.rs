@@ -262,3 +262,19 @@ async fn a_chat_without_a_model_config_is_a_client_error() {
         .await;
     assert_eq!(status["status"], "idle");
 }
+
+#[tokio::test]
+async fn an_idle_stream_sends_comment_heartbeats_and_still_carries_events() {
+    let h = Harness::start_config(
+        oxiscope_server::AuthMode::DevHeader,
+        Duration::from_millis(20),
+    )
+    .await;
+    let s = h.setup("u").await;
+    let mut sse = h.subscribe("u", &s, None).await;
+    sse.wait_heartbeats(2).await;
+    h.fake.push(text_answer("still here"));
+    h.chat("u", &s, user_msg("ping")).await;
+    let events = sse.until("REPLY_END").await;
+    assert_eq!(types(&events)[0], "REPLY_START");
+}

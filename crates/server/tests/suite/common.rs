@@ -25,13 +25,19 @@ impl Harness {
     }
 
     pub(crate) async fn start_with(auth: AuthMode) -> Self {
+        Self::start_config(auth, Duration::from_secs(30)).await
+    }
+
+    pub(crate) async fn start_config(auth: AuthMode, heartbeat: Duration) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let storage = Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
         let state = AppState::new(
             storage,
             Arc::new(InMemoryBus::new()),
             Sealer::from_key(&[3; 32]),
-            ServerConfig::new(dir.path()).with_auth(auth),
+            ServerConfig::new(dir.path())
+                .with_auth(auth)
+                .with_heartbeat(heartbeat),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -179,6 +185,7 @@ impl Harness {
             body: Box::pin(res.bytes_stream().map(|c| c.map(|b| b.to_vec()))),
             buf: Vec::new(),
             raw: Vec::new(),
+            heartbeats: 0,
         }
     }
 }
@@ -198,6 +205,8 @@ pub(crate) struct Sse {
     buf: Vec<u8>,
     /// Every data frame's JSON text, as sent.
     pub(crate) raw: Vec<String>,
+    /// How many `:` heartbeats were skipped.
+    pub(crate) heartbeats: usize,
 }
 
 impl Sse {
@@ -208,6 +217,8 @@ impl Sse {
                 let frame: Vec<u8> = self.buf.drain(..end + 2).collect();
                 let text = String::from_utf8(frame).unwrap();
                 if text.starts_with(':') {
+                    assert_eq!(text, ":\n\n");
+                    self.heartbeats += 1;
                     continue;
                 }
                 let data = text
@@ -221,6 +232,24 @@ impl Sse {
             let chunk = tokio::time::timeout(Duration::from_secs(10), self.body.next())
                 .await
                 .expect("an SSE frame in time")
+                .expect("the stream stays open")
+                .unwrap();
+            self.buf.extend(chunk);
+        }
+    }
+
+    /// Waits for `n` heartbeats in total.
+    pub(crate) async fn wait_heartbeats(&mut self, n: usize) {
+        while self.heartbeats < n {
+            if let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = self.buf.drain(..end + 2).collect();
+                assert_eq!(frame, b":\n\n", "only heartbeats expected");
+                self.heartbeats += 1;
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), self.body.next())
+                .await
+                .expect("a heartbeat in time")
                 .expect("the stream stays open")
                 .unwrap();
             self.buf.extend(chunk);

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 
 use crate::error::{Error, Result};
 
@@ -25,7 +27,9 @@ pub struct SqliteStorage {
 
 impl SqliteStorage {
     /// Opens (creating when missing) `oxiscope.db` in `data_dir`, switches it
-    /// to WAL and applies pending migrations.
+    /// to WAL, and applies pending migrations. Writes that read first take
+    /// the write lock up front (`BEGIN IMMEDIATE`), so concurrent commits
+    /// wait for each other instead of failing.
     ///
     /// # Errors
     /// [`Error::Io`] when the directory cannot be created, [`Error::Database`]
@@ -41,6 +45,8 @@ impl SqliteStorage {
             .filename(&path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
+            // In WAL mode NORMAL never corrupts; a power cut may lose the last commits.
+            .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(false);
         let pool = SqlitePoolOptions::new()

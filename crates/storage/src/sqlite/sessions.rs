@@ -108,7 +108,7 @@ impl SqliteStorage {
     }
 
     pub(super) async fn session_delete(&self, user: &str, id: &str) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let done = sqlx::query("DELETE FROM sessions WHERE user_id = ? AND id = ?")
             .bind(user)
             .bind(id)
@@ -131,7 +131,7 @@ impl SqliteStorage {
         state: &Value,
         messages: &[Value],
     ) -> Result<i64> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let found: Option<i64> = sqlx::query_scalar("SELECT revision FROM sessions WHERE id = ?")
             .bind(session_id)
             .fetch_optional(&mut *tx)

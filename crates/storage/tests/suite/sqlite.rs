@@ -187,3 +187,39 @@ async fn sessions_are_found_by_owner_agent_and_workspace_and_survive_reopen() {
     assert_eq!(db.get_session("u", &s.id).await.unwrap(), None);
     db.ping().await.unwrap();
 }
+
+#[tokio::test]
+async fn concurrent_commits_on_many_sessions_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        let s = session("u", "a");
+        db.create_session(&s).await.unwrap();
+        ids.push(s.id);
+    }
+    let tasks: Vec<_> = ids
+        .iter()
+        .cloned()
+        .map(|id| {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let mut rev = 0;
+                for i in 0..5 {
+                    rev = db
+                        .commit_reply(&id, rev, &json!({"i": i}), &[msg(&format!("m{i}"), "x")])
+                        .await
+                        .unwrap();
+                }
+                rev
+            })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.unwrap(), 5);
+    }
+    for id in &ids {
+        let page = db.list_messages(id, None, 0, 50).await.unwrap();
+        assert_eq!(page.messages.len(), 5);
+    }
+}
