@@ -8,14 +8,7 @@ use oxiscope_tool::{SessionState, ToolCallContext, ToolResponse, Toolkit, builti
 use serde_json::Value;
 
 /// A reference file copied into the repository's fixtures.
-pub(crate) fn fixture(rel: &str) -> Value {
-    let path = format!(
-        "{}/../../fixtures/agentscope-2.0.11/{rel}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
+pub(crate) use oxiscope_test_support::fixtures::load as fixture;
 
 /// A toolkit with every built-in tool, judging paths relative to `dir`.
 pub(crate) fn builtin_toolkit(dir: &Path) -> Toolkit {
