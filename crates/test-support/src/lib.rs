@@ -24,6 +24,7 @@
 //! ```
 
 pub mod anthropic;
+pub mod chat;
 mod fake_server;
 pub mod fixtures;
 pub mod ollama;

@@ -11,11 +11,12 @@ use oxiscope_message::{
     ToolResultState,
 };
 use oxiscope_model::{
-    AnthropicCredential, ChatModel, ChatRequest, ChatResponse, ChatStream, Credential, ModelError,
-    ToolChoice, ToolSchema,
+    AnthropicCredential, ChatModel, ChatRequest, ChatResponse, Credential, ModelError, ToolChoice,
+    ToolSchema,
 };
 use oxiscope_providers::anthropic::{AnthropicChatModel, AnthropicParameters, ThinkingMode};
 use oxiscope_test_support::anthropic::{AnthropicStream, Usage, error_response, message_response};
+use oxiscope_test_support::chat::{conversation, drain, request};
 use oxiscope_test_support::{BodyEnd, FakeServer};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -33,21 +34,6 @@ fn client() -> HttpClient {
 
 fn model(server: &FakeServer) -> AnthropicChatModel {
     AnthropicChatModel::with_client(client(), "sk-ant-test", MODEL).with_base_url(server.base_url())
-}
-
-fn conversation() -> Vec<Msg> {
-    vec![
-        Msg::system("system", "You are Friday.").unwrap(),
-        Msg::user("user", "Hi!").unwrap(),
-    ]
-}
-
-fn request(msgs: &[Msg]) -> ChatRequest<'_> {
-    ChatRequest {
-        messages: msgs,
-        tools: &[],
-        tool_choice: None,
-    }
 }
 
 /// The error of a call that must fail before streaming.
@@ -70,21 +56,6 @@ async fn body_with(
         tool_choice: Some(&choice),
     };
     model.request_body(request).await.unwrap()
-}
-
-/// Every item of a stream: the chunks, then the error that ended it.
-async fn drain(mut stream: ChatStream) -> (Vec<ChatResponse>, Option<ModelError>) {
-    let mut chunks = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(chunk) => chunks.push(chunk),
-            Err(e) => {
-                assert!(stream.next().await.is_none(), "an error is the last item");
-                return (chunks, Some(e));
-            }
-        }
-    }
-    (chunks, None)
 }
 
 async fn run(server: &FakeServer, msgs: &[Msg]) -> (Vec<ChatResponse>, Option<ModelError>) {

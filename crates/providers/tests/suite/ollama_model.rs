@@ -5,10 +5,11 @@ use futures_util::StreamExt;
 use oxiscope_http::{HttpClient, RetryPolicy};
 use oxiscope_message::{ContentBlock, FinishedReason, Msg, ToolCallBlock};
 use oxiscope_model::{
-    ChatModel, ChatRequest, ChatResponse, ChatStream, Credential, ModelError, OllamaCredential,
-    ToolChoice, ToolSchema,
+    ChatModel, ChatRequest, ChatResponse, Credential, ModelError, OllamaCredential, ToolChoice,
+    ToolSchema,
 };
 use oxiscope_providers::ollama::{OllamaChatModel, OllamaParameters};
+use oxiscope_test_support::chat::{conversation, drain, request};
 use oxiscope_test_support::ollama::{OllamaStream, error_response};
 use oxiscope_test_support::{BodyEnd, FakeServer, ScriptedResponse};
 use pretty_assertions::assert_eq;
@@ -23,35 +24,6 @@ fn model(server: &FakeServer) -> OllamaChatModel {
         .build()
         .unwrap();
     OllamaChatModel::with_client(http, MODEL).with_host(server.base_url())
-}
-
-fn conversation() -> Vec<Msg> {
-    vec![
-        Msg::system("system", "You are Friday.").unwrap(),
-        Msg::user("user", "Hi!").unwrap(),
-    ]
-}
-
-fn request(msgs: &[Msg]) -> ChatRequest<'_> {
-    ChatRequest {
-        messages: msgs,
-        tools: &[],
-        tool_choice: None,
-    }
-}
-
-async fn drain(mut stream: ChatStream) -> (Vec<ChatResponse>, Option<ModelError>) {
-    let mut chunks = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(chunk) => chunks.push(chunk),
-            Err(e) => {
-                assert!(stream.next().await.is_none(), "an error is the last item");
-                return (chunks, Some(e));
-            }
-        }
-    }
-    (chunks, None)
 }
 
 async fn run(model: &OllamaChatModel, msgs: &[Msg]) -> (Vec<ChatResponse>, Option<ModelError>) {
