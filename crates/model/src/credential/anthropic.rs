@@ -1,33 +1,20 @@
 //! Anthropic (Claude).
 
-use serde::{Deserialize, Serialize};
-
-use super::common::{common_builders, new_id};
+use super::common::{credential_struct, new_id};
 use super::schema::{FieldKind, FieldSpec, SchemaSpec};
 use crate::Secret;
 use crate::tag::{TypeName, TypeTag};
 
-/// Connection settings for Anthropic's Messages API; `type` is
-/// `anthropic_credential`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AnthropicCredential {
-    /// Id of the stored credential; generated when absent.
-    #[serde(default = "new_id")]
-    pub id: String,
-    /// Display name; empty by default.
-    #[serde(default)]
-    pub name: String,
-    #[serde(rename = "type", default)]
-    tag: TypeTag<Self>,
-    /// The API key.
-    pub api_key: Secret,
-    /// Endpoint to use instead of Anthropic's own, if any.
-    #[serde(default)]
-    pub base_url: Option<String>,
-}
-
-impl TypeName for AnthropicCredential {
-    const TYPE: &'static str = "anthropic_credential";
+credential_struct! {
+    /// Connection settings for Anthropic's Messages API; `type` is
+    /// `anthropic_credential`.
+    pub struct AnthropicCredential = "anthropic_credential" {
+        /// The API key.
+        pub api_key: Secret,
+        /// Endpoint to use instead of Anthropic's own, if any.
+        #[serde(default)]
+        pub base_url: Option<String>,
+    }
 }
 
 impl AnthropicCredential {
@@ -49,8 +36,6 @@ impl AnthropicCredential {
         self
     }
 }
-
-common_builders!(AnthropicCredential);
 
 pub(super) const SCHEMA: SchemaSpec = SchemaSpec {
     type_name: AnthropicCredential::TYPE,

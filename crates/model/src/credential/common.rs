@@ -30,6 +30,47 @@ macro_rules! common_builders {
 
 pub(crate) use common_builders;
 
+/// Declares a credential struct: the fields every credential has (`id`,
+/// `name`, and the `type` tag naming `$type_name`), then the given fields in
+/// wire order, with its [`TypeName`](crate::tag::TypeName) and the common
+/// builders.
+macro_rules! credential_struct {
+    (
+        $(#[$struct_meta:meta])*
+        pub struct $ty:ident = $type_name:literal {
+            $(
+                $(#[$field_meta:meta])*
+                pub $field:ident: $field_ty:ty,
+            )*
+        }
+    ) => {
+        $(#[$struct_meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, ::serde::Serialize, ::serde::Deserialize)]
+        pub struct $ty {
+            /// Id of the stored credential; generated when absent.
+            #[serde(default = "crate::credential::common::new_id")]
+            pub id: String,
+            /// Display name; empty by default.
+            #[serde(default)]
+            pub name: String,
+            #[serde(rename = "type", default)]
+            tag: $crate::tag::TypeTag<Self>,
+            $(
+                $(#[$field_meta])*
+                pub $field: $field_ty,
+            )*
+        }
+
+        impl $crate::tag::TypeName for $ty {
+            const TYPE: &'static str = $type_name;
+        }
+
+        $crate::credential::common::common_builders!($ty);
+    };
+}
+
+pub(crate) use credential_struct;
+
 /// Declares a credential made of an API key and one endpoint string with a
 /// default (`base_url`, or `api_host` for xAI), in this wire order after the
 /// common `id`, `name` and `type`: the struct with its serde shape, its
@@ -58,26 +99,15 @@ macro_rules! key_and_endpoint_credential {
             endpoint: ($field_title:literal, $field_description:literal),
         }
     ) => {
-        $(#[$struct_meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, ::serde::Serialize, ::serde::Deserialize)]
-        pub struct $ty {
-            /// Id of the stored credential; generated when absent.
-            #[serde(default = "crate::credential::common::new_id")]
-            pub id: String,
-            /// Display name; empty by default.
-            #[serde(default)]
-            pub name: String,
-            #[serde(rename = "type", default)]
-            tag: $crate::tag::TypeTag<Self>,
-            /// The API key.
-            pub api_key: $crate::Secret,
-            $(#[$field_meta])*
-            #[serde(default = "default_endpoint")]
-            pub $field: String,
-        }
-
-        impl $crate::tag::TypeName for $ty {
-            const TYPE: &'static str = $type_name;
+        $crate::credential::common::credential_struct! {
+            $(#[$struct_meta])*
+            pub struct $ty = $type_name {
+                /// The API key.
+                pub api_key: $crate::Secret,
+                $(#[$field_meta])*
+                #[serde(default = "default_endpoint")]
+                pub $field: String,
+            }
         }
 
         impl $ty {
@@ -102,8 +132,6 @@ macro_rules! key_and_endpoint_credential {
                 self
             }
         }
-
-        $crate::credential::common::common_builders!($ty);
 
         fn default_endpoint() -> String {
             $ty::$default_const.to_owned()

@@ -1,29 +1,16 @@
 //! Google Gemini.
 
-use serde::{Deserialize, Serialize};
-
-use super::common::{common_builders, new_id};
+use super::common::{credential_struct, new_id};
 use super::schema::{FieldKind, FieldSpec, SchemaSpec};
 use crate::Secret;
 use crate::tag::{TypeName, TypeTag};
 
-/// Connection settings for the Gemini API; `type` is `gemini_credential`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GeminiCredential {
-    /// Id of the stored credential; generated when absent.
-    #[serde(default = "new_id")]
-    pub id: String,
-    /// Display name; empty by default.
-    #[serde(default)]
-    pub name: String,
-    #[serde(rename = "type", default)]
-    tag: TypeTag<Self>,
-    /// The API key.
-    pub api_key: Secret,
-}
-
-impl TypeName for GeminiCredential {
-    const TYPE: &'static str = "gemini_credential";
+credential_struct! {
+    /// Connection settings for the Gemini API; `type` is `gemini_credential`.
+    pub struct GeminiCredential = "gemini_credential" {
+        /// The API key.
+        pub api_key: Secret,
+    }
 }
 
 impl GeminiCredential {
@@ -37,8 +24,6 @@ impl GeminiCredential {
         }
     }
 }
-
-common_builders!(GeminiCredential);
 
 pub(super) const SCHEMA: SchemaSpec = SchemaSpec {
     type_name: GeminiCredential::TYPE,

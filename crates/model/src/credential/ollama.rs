@@ -1,31 +1,18 @@
 //! Ollama (local or self-hosted models).
 
-use serde::{Deserialize, Serialize};
-
-use super::common::{common_builders, new_id};
+use super::common::{credential_struct, new_id};
 use super::schema::{FieldKind, FieldSpec, SchemaSpec};
 use crate::tag::{TypeName, TypeTag};
 
-/// Connection settings for an Ollama server; `type` is `ollama_credential`.
-///
-/// Ollama needs no key, so this credential has no secret field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OllamaCredential {
-    /// Id of the stored credential; generated when absent.
-    #[serde(default = "new_id")]
-    pub id: String,
-    /// Display name; empty by default.
-    #[serde(default)]
-    pub name: String,
-    #[serde(rename = "type", default)]
-    tag: TypeTag<Self>,
-    /// URL of the server; `None` means [`OllamaCredential::DEFAULT_HOST`].
-    #[serde(default)]
-    pub host: Option<String>,
-}
-
-impl TypeName for OllamaCredential {
-    const TYPE: &'static str = "ollama_credential";
+credential_struct! {
+    /// Connection settings for an Ollama server; `type` is `ollama_credential`.
+    ///
+    /// Ollama needs no key, so this credential has no secret field.
+    pub struct OllamaCredential = "ollama_credential" {
+        /// URL of the server; `None` means [`OllamaCredential::DEFAULT_HOST`].
+        #[serde(default)]
+        pub host: Option<String>,
+    }
 }
 
 impl OllamaCredential {
@@ -55,8 +42,6 @@ impl Default for OllamaCredential {
         Self::new()
     }
 }
-
-common_builders!(OllamaCredential);
 
 pub(super) const SCHEMA: SchemaSpec = SchemaSpec {
     type_name: OllamaCredential::TYPE,

@@ -1,35 +1,22 @@
 //! OpenAI (and OpenAI-compatible endpoints).
 
-use serde::{Deserialize, Serialize};
-
-use super::common::{common_builders, new_id};
+use super::common::{credential_struct, new_id};
 use super::schema::{FieldKind, FieldSpec, SchemaSpec};
 use crate::Secret;
 use crate::tag::{TypeName, TypeTag};
 
-/// Connection settings for the OpenAI API; `type` is `openai_credential`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OpenAiCredential {
-    /// Id of the stored credential; generated when absent.
-    #[serde(default = "new_id")]
-    pub id: String,
-    /// Display name; empty by default.
-    #[serde(default)]
-    pub name: String,
-    #[serde(rename = "type", default)]
-    tag: TypeTag<Self>,
-    /// The API key.
-    pub api_key: Secret,
-    /// Organization id sent with every request, if any.
-    #[serde(default)]
-    pub organization: Option<String>,
-    /// Endpoint to use instead of the public API (any OpenAI-compatible server).
-    #[serde(default)]
-    pub base_url: Option<String>,
-}
-
-impl TypeName for OpenAiCredential {
-    const TYPE: &'static str = "openai_credential";
+credential_struct! {
+    /// Connection settings for the OpenAI API; `type` is `openai_credential`.
+    pub struct OpenAiCredential = "openai_credential" {
+        /// The API key.
+        pub api_key: Secret,
+        /// Organization id sent with every request, if any.
+        #[serde(default)]
+        pub organization: Option<String>,
+        /// Endpoint to use instead of the public API (any OpenAI-compatible server).
+        #[serde(default)]
+        pub base_url: Option<String>,
+    }
 }
 
 impl OpenAiCredential {
@@ -59,8 +46,6 @@ impl OpenAiCredential {
         self
     }
 }
-
-common_builders!(OpenAiCredential);
 
 pub(super) const SCHEMA: SchemaSpec = SchemaSpec {
     type_name: OpenAiCredential::TYPE,
