@@ -219,11 +219,11 @@ fn relative_removal(cmd: &SimpleCommand) -> Option<Concern> {
             && let Some(target) = positionals(&layer[1..], &[])
                 .into_iter()
                 .find(|t| !t.starts_with('/') && !t.starts_with('~'))
-            {
-                return Some(Concern::DangerousRemoval(format!(
-                    "{target} (relative to a directory only known at run time)"
-                )));
-            }
+        {
+            return Some(Concern::DangerousRemoval(format!(
+                "{target} (relative to a directory only known at run time)"
+            )));
+        }
     }
     None
 }

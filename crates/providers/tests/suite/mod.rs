@@ -1,9 +1,9 @@
+mod anthropic_format;
+mod anthropic_formatter_golden;
+mod anthropic_model;
+mod ollama_format;
+mod ollama_formatter_golden;
+mod ollama_model;
+mod openai_formatter;
 mod openai_formatter_golden;
 mod openai_model;
-mod anthropic_formatter_golden;
-mod ollama_formatter_golden;
-mod anthropic_model;
-mod ollama_model;
-mod anthropic_format;
-mod ollama_format;
-mod openai_formatter;
