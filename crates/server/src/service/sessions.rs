@@ -38,6 +38,13 @@ pub(crate) async fn session_status(
     if state.bus().is_locked(&session.id).await? {
         return Ok(SessionStatus::Running);
     }
+    // The record may have been read while a run was still going; now that no
+    // run holds the lock, its final state is stored: read it again.
+    let fresh = state
+        .storage()
+        .get_session(&session.user_id, &session.id)
+        .await?;
+    let session = fresh.as_ref().unwrap_or(session);
     Ok(match agent_state(session)?.awaiting() {
         Some(Awaiting::Permission) => SessionStatus::AwaitingPermission,
         Some(Awaiting::ExternalResult) => SessionStatus::AwaitingExternalResult,
