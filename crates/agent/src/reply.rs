@@ -102,10 +102,18 @@ pub(crate) async fn run(
         preamble: 0,
         answered: false,
     };
+    let mut base = inner.system_prompt.clone();
+    if let Some(skills) = inner.toolkit.skills_prompt() {
+        // The toolkit's skills are announced in the system prompt.
+        if !base.is_empty() {
+            base.push_str("\n\n");
+        }
+        base.push_str(&skills);
+    }
     let prompt = inner
         .middlewares
         .iter()
-        .fold(inner.system_prompt.clone(), |p, m| m.on_system_prompt(p));
+        .fold(base, |p, m| m.on_system_prompt(p));
     run.prompt.push(system_msg(&prompt));
     if let Some(summary) = summary_msg(&state.summary) {
         run.prompt.push(summary);

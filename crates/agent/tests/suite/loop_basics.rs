@@ -190,3 +190,27 @@ async fn a_mid_stream_error_keeps_the_context_valid() {
     // Every tool call has a result.
     assert_eq!(reply.tool_calls().count(), reply.tool_results().count());
 }
+
+#[tokio::test]
+async fn the_toolkit_skills_are_announced_in_the_system_prompt() {
+    let model = scripted(vec![ScriptedTurn::text("ok")]);
+    let mut toolkit = oxiscope_tool::Toolkit::new();
+    toolkit
+        .add_skills([oxiscope_tool::Skill::new(
+            "release-notes",
+            "Write release notes.",
+            "# Steps",
+        )])
+        .unwrap();
+    let agent = oxiscope_agent::Agent::builder("Friday", model.clone())
+        .system_prompt("Base.")
+        .toolkit(std::sync::Arc::new(toolkit))
+        .build();
+    agent.reply(user("hi")).await.unwrap();
+    let system = model.requests()[0].messages[0].text("");
+    assert!(system.starts_with("Base.\n\n"), "{system}");
+    assert!(
+        system.contains("release-notes") && system.contains("Write release notes."),
+        "{system}"
+    );
+}
