@@ -134,7 +134,7 @@ fn verdict(
         Ok(input) => input,
         Err(chunk) => return Verdict::Fail(ToolResultState::Error, chunk_text(&chunk)),
     };
-    let Some(tool) = toolkit.tool(&call.name).cloned() else {
+    let Some(tool) = toolkit.tool(&call.name) else {
         return Verdict::Fail(
             ToolResultState::Error,
             format!("Tool `{}` does not exist.", call.name),

@@ -26,20 +26,59 @@ pub(crate) type Session = RunningService<RoleClient, Handler>;
 /// How many stderr lines of a stdio server are kept for error messages.
 const STDERR_TAIL: usize = 20;
 
+/// Told about each `notifications/tools/list_changed`, after the count
+/// went up; returns `false` once it wants no more calls (it is dropped).
+///
+/// Runs on the session's message loop: it must return at once (spawn any
+/// work) and must never wait for the session.
+pub(crate) type ToolsChangedListener = Box<dyn Fn() -> bool + Send + Sync>;
+
 /// What the server tells the client between requests.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Events {
     tools_changed: AtomicU64,
+    listeners: Mutex<Vec<ToolsChangedListener>>,
+}
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Events")
+            .field("tools_changed", &self.tools_changed())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Events {
     pub(crate) fn tools_changed(&self) -> u64 {
-        self.tools_changed.load(Ordering::Acquire)
+        // SeqCst with the increment below: a toolkit source checks the count
+        // right after clearing its "refreshing" flag and must not miss a
+        // change whose listener saw the flag still set.
+        self.tools_changed.load(Ordering::SeqCst)
+    }
+
+    /// Adds a listener for tool list changes.
+    pub(crate) fn listen(&self, listener: ToolsChangedListener) {
+        self.lock_listeners().push(listener);
+    }
+
+    /// Counts a tool list change and tells the listeners, dropping those
+    /// that are done.
+    pub(crate) fn tool_list_changed(&self) {
+        self.tools_changed.fetch_add(1, Ordering::SeqCst);
+        self.lock_listeners().retain(|listener| listener());
+    }
+
+    fn lock_listeners(&self) -> std::sync::MutexGuard<'_, Vec<ToolsChangedListener>> {
+        match self.listeners.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 }
 
-/// The client side of a session: announces Oxiscope and counts
-/// `notifications/tools/list_changed`.
+/// The client side of a session: announces Oxiscope, counts
+/// `notifications/tools/list_changed` and tells the listeners (the toolkit
+/// sources of the client, which re-list in a task of their own).
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
     server: Arc<str>,
@@ -55,7 +94,7 @@ impl Handler {
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "MCP server changed its tool list");
-        self.events.tools_changed.fetch_add(1, Ordering::AcqRel);
+        self.events.tool_list_changed();
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -1,6 +1,7 @@
 //! How an Oxiscope agent acts on the world: the [`Tool`] trait, the
 //! [`ToolChunk`]s a call streams, the shared [`Toolkit`] (tool groups,
-//! `reset_tools`, skills, middleware, argument repair), tools from typed
+//! `reset_tools`, skills, middleware, argument repair, [`ToolSource`]s
+//! whose tools change while the toolkit is shared), tools from typed
 //! Rust functions ([`FunctionTool`]) and the built-in tools (`Bash`,
 //! `Read`, `Write`, `Edit`, `Glob`, `Grep`, the task tools) over an
 //! [`ExecBackend`].
@@ -75,4 +76,6 @@ pub use offload::{FileOffloader, OffloadError, Offloader};
 pub use skill::{Skill, SkillLoader};
 pub use state::{ReadCacheEntry, SessionState, Task, TaskState, TasksContext, ToolContext};
 pub use tool::{AsPolicy, Tool, ToolCallContext, ToolFlags, ToolStream};
-pub use toolkit::{BASIC_GROUP, RESET_TOOLS, ToolGroup, Toolkit};
+pub use toolkit::{
+    BASIC_GROUP, DynamicTools, RESET_TOOLS, ToolGroup, ToolSet, ToolSource, Toolkit,
+};

@@ -279,17 +279,37 @@ impl McpClient {
     ///
     /// Dropping the future abandons the request; the client stays usable.
     pub async fn list_tools(&self) -> Result<Vec<McpTool>> {
-        let tools = self.raw_tools().await?;
-        Ok(tools
+        let tools = self.raw_tools(false).await?;
+        Ok(self.wrap(tools))
+    }
+
+    /// Like [`list_tools`](Self::list_tools), but always asks the server
+    /// (and refreshes the cache).
+    pub(crate) async fn fetch_tools(&self) -> Result<Vec<McpTool>> {
+        let tools = self.raw_tools(true).await?;
+        Ok(self.wrap(tools))
+    }
+
+    /// Filters and wraps listed tools.
+    fn wrap(&self, tools: Vec<rmcp::model::Tool>) -> Vec<McpTool> {
+        tools
             .into_iter()
             .filter(|t| self.inner.filter.allows(&t.name))
             .map(|t| McpTool::new(self.clone(), &t))
-            .collect())
+            .collect()
     }
 
-    async fn raw_tools(&self) -> Result<Vec<rmcp::model::Tool>> {
+    /// Calls `listener` on every `notifications/tools/list_changed` (after
+    /// [`tools_changed`](Self::tools_changed) went up) until it returns
+    /// `false`. It runs on the session's message loop: it must not block.
+    pub(crate) fn on_tools_changed(&self, listener: crate::transport::ToolsChangedListener) {
+        self.inner.events.listen(listener);
+    }
+
+    async fn raw_tools(&self, fresh: bool) -> Result<Vec<rmcp::model::Tool>> {
         let changes = self.tools_changed();
-        if let Some((seen, tools)) = &*self.lock_cache()
+        if !fresh
+            && let Some((seen, tools)) = &*self.lock_cache()
             && *seen == changes
         {
             return Ok(tools.clone());

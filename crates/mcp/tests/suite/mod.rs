@@ -2,6 +2,7 @@
 
 mod agent;
 mod http;
+mod refresh;
 mod stdio;
 mod supervision;
 pub(crate) mod support;

@@ -1,7 +1,8 @@
 //! Real MCP servers for the tests: `@modelcontextprotocol/server-everything`
 //! from npm (installed by `.ci/run` into `tests/servers/`), over stdio and
-//! streamable HTTP, plus a recording TCP proxy and a server that never
-//! answers.
+//! streamable HTTP; our own `dynamic-tools.mjs` on the MCP SDK from the
+//! same install, whose tool list changes on request; a recording TCP proxy
+//! and a server that never answers.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,58 @@ macro_rules! require_everything {
     };
 }
 pub(crate) use require_everything;
+
+/// Our own server whose tool list changes on request
+/// (`tests/servers/dynamic-tools.mjs`, on the MCP SDK installed next to
+/// it), if it, the SDK and `node` are installed; skips or fails like
+/// [`everything`].
+pub(crate) fn dynamic_tools() -> Option<PathBuf> {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers"));
+    let script = dir.join("dynamic-tools.mjs");
+    let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if script.is_file() && sdk.is_file() && node {
+        return Some(script);
+    }
+    let why = format!(
+        "the dynamic-tools MCP test server cannot run (node on PATH: {node}; {} exists: {}); \
+         run `npm ci --prefix crates/mcp/tests/servers`",
+        sdk.display(),
+        sdk.is_file()
+    );
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI must run the real MCP servers: {why}"
+    );
+    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
+    None
+}
+
+/// Returns from the test when the dynamic-tools server cannot run (see
+/// [`dynamic_tools`]).
+macro_rules! require_dynamic_tools {
+    () => {
+        match $crate::suite::support::dynamic_tools() {
+            Some(script) => script,
+            None => return,
+        }
+    };
+}
+pub(crate) use require_dynamic_tools;
+
+/// A stateful stdio client named `name` of the dynamic-tools server.
+pub(crate) fn dynamic_client(script: &Path, name: &str) -> McpClient {
+    McpClient::builder(
+        name,
+        McpConfig::stdio("node", [script.display().to_string()]),
+    )
+    .timeouts(timeouts())
+    .build()
+    .unwrap()
+}
 
 /// Short timeouts so a broken test fails quickly, long enough for node.
 pub(crate) fn timeouts() -> Timeouts {

@@ -44,7 +44,7 @@ async fn a_failing_server_is_skipped_and_the_others_are_registered() {
         "{}",
         report.failed[0].1
     );
-    let mut names = toolkit.tool_names();
+    let mut names = toolkit.all_tool_names();
     names.sort_unstable();
     assert_eq!(names, ["mcp__everything__echo", "mcp__everything__get-sum"]);
     assert_eq!(
@@ -115,7 +115,7 @@ async fn a_clashing_server_adds_none_of_its_tools() {
         "{}",
         report.failed[0].1
     );
-    let count = toolkit.tool_names().len();
+    let count = toolkit.all_tool_names().len();
     assert_eq!(count, report.registered[0].1.len());
     first.close().await;
     second.close().await;

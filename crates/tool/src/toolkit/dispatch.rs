@@ -4,27 +4,23 @@ use oxiscope_message::{ToolCallBlock, ToolResultBlock};
 use oxiscope_permission::{PermissionContext, PermissionDecision, decide};
 use serde_json::Value;
 
-use super::registry::{Entry, Toolkit};
+use super::registry::{Found, Toolkit};
 use crate::chunk::ToolChunk;
 use crate::middleware::{Next, ToolInvocation, collect};
 use crate::state::ToolContext;
 use crate::tool::{AsPolicy, ToolCallContext, ToolStream, once};
 
 impl Toolkit {
-    fn active_entry<'a>(
-        &'a self,
-        name: &str,
-        context: &ToolContext,
-    ) -> Result<&'a Entry, ToolChunk> {
+    fn active_entry(&self, name: &str, context: &ToolContext) -> Result<Found<'_>, ToolChunk> {
         let Some(entry) = self.find(name) else {
-            let mut known: Vec<&str> = self.schemas_names(context);
+            let mut known: Vec<String> = self.schemas_names(context);
             known.sort_unstable();
             return Err(ToolChunk::error(format!(
                 "Tool `{name}` does not exist. Available tools: {}.",
                 known.join(", ")
             )));
         };
-        if !context.is_active(&entry.group) {
+        if !context.is_active(entry.group) {
             return Err(ToolChunk::error(format!(
                 "Tool `{name}` belongs to the tool group `{}`, which is not active. \
                  Activate it with `{}` first.",
@@ -35,12 +31,21 @@ impl Toolkit {
         Ok(entry)
     }
 
-    fn schemas_names(&self, context: &ToolContext) -> Vec<&str> {
-        self.reset
+    fn schemas_names(&self, context: &ToolContext) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .reset
             .iter()
             .chain(self.entries.iter().filter(|e| context.is_active(&e.group)))
-            .map(|e| e.tool.name())
-            .collect()
+            .map(|e| e.tool.name().to_owned())
+            .collect();
+        if let Some(view) = self.view() {
+            names.extend(
+                view.entries()
+                    .filter(|(i, _)| self.source_active(*i, context))
+                    .map(|(_, e)| e.tool.name().to_owned()),
+            );
+        }
+        names
     }
 
     /// Parses, repairs and validates the arguments of a call to `name`.
@@ -93,7 +98,7 @@ impl Toolkit {
     ) -> ToolStream {
         let entry = {
             let context = ctx.session.tool_context().lock().await;
-            self.active_entry(name, &context).map(|e| e.tool.clone())
+            self.active_entry(name, &context).map(|e| e.tool)
         };
         match entry {
             Ok(tool) => Next::new(self.middleware.clone()).run(ToolInvocation { tool, input, ctx }),

@@ -1,13 +1,15 @@
-//! The [`Toolkit`]: registered tools, groups, skills and middleware, and
-//! the one entry point the agent loop calls.
+//! The [`Toolkit`]: registered tools, dynamic tool sources, groups, skills
+//! and middleware, and the one entry point the agent loop calls.
 
 mod dispatch;
 mod group;
 mod registry;
 mod reset;
+mod source;
 
 pub use group::ToolGroup;
 pub use registry::Toolkit;
+pub use source::{DynamicTools, ToolSet, ToolSource};
 
 /// The group that is always active; tools registered without a group go
 /// here.

@@ -1,13 +1,15 @@
 //! Registration: tools, groups, skills, middleware.
 
+use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use oxiscope_model::ToolSchema;
 
 use super::BASIC_GROUP;
 use super::group::ToolGroup;
 use super::reset::ResetTools;
+use super::source::{Source, ToolSource, View};
 use crate::args::ArgumentSchema;
 use crate::error::{Error, Result};
 use crate::middleware::ToolMiddleware;
@@ -37,11 +39,30 @@ impl Entry {
     }
 }
 
+/// A tool found by name: static or from a [`ToolSource`].
+pub(super) struct Found<'a> {
+    pub(super) tool: Arc<dyn Tool>,
+    pub(super) group: &'a str,
+    pub(super) args: Arc<ArgumentSchema>,
+}
+
+impl<'a> From<&'a Entry> for Found<'a> {
+    fn from(entry: &'a Entry) -> Self {
+        Self {
+            tool: entry.tool.clone(),
+            group: &entry.group,
+            args: entry.args.clone(),
+        }
+    }
+}
+
 /// The tools an agent can call, shared by all its sessions.
 ///
 /// Holds tools (in the always-active `basic` group or a named
 /// [`ToolGroup`]), skills (with the auto-registered `Skill` viewer), and
-/// middleware. What changes per session — which groups are active, the read
+/// middleware. Besides tools registered once (*static* tools), a toolkit
+/// can hold [`ToolSource`]s whose tools change while it is shared (see
+/// [`register_source`](Self::register_source)). What changes per session — which groups are active, the read
 /// cache, tasks — lives in the session's [`ToolContext`] /
 /// [`SessionState`](crate::SessionState), so one `Toolkit` (in an `Arc`)
 /// serves any number of concurrent sessions.
@@ -53,6 +74,9 @@ pub struct Toolkit {
     pub(super) middleware: Arc<[Arc<dyn ToolMiddleware>]>,
     pub(super) skills: Vec<Skill>,
     viewer: Option<usize>,
+    pub(super) sources: Vec<Source>,
+    /// The last resolved view of the sources' tools.
+    view: RwLock<Option<Arc<View>>>,
 }
 
 impl fmt::Debug for Toolkit {
@@ -67,6 +91,10 @@ impl fmt::Debug for Toolkit {
                     .collect::<Vec<_>>(),
             )
             .field("groups", &self.groups)
+            .field(
+                "sources",
+                &self.sources.iter().map(|s| &s.source).collect::<Vec<_>>(),
+            )
             .field(
                 "skills",
                 &self.skills.iter().map(|s| &s.name).collect::<Vec<_>>(),
@@ -109,19 +137,64 @@ impl Toolkit {
     ///
     /// As [`register_in`](Self::register_in).
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>, group: &str) -> Result<&mut Self> {
-        if group != BASIC_GROUP && !self.groups.iter().any(|g| g.name == group) {
-            return Err(Error::UnknownGroup {
-                name: group.to_owned(),
-            });
-        }
+        self.check_group(group)?;
         let name = tool.name();
-        if self.find(name).is_some() || name == super::RESET_TOOLS {
+        if self.find_static(name).is_some() || name == super::RESET_TOOLS {
             return Err(Error::DuplicateTool {
                 name: name.to_owned(),
             });
         }
         self.entries.push(Entry::new(tool, group)?);
+        self.forget_view();
         Ok(self)
+    }
+
+    /// Adds a source of dynamic tools to `group` (`basic`, or a group
+    /// declared with [`add_group`](Self::add_group) first).
+    ///
+    /// The toolkit asks the source for its current [`ToolSet`] each time it
+    /// lists schemas, looks a tool up, checks permissions or calls, so the
+    /// source's changes show without rebuilding the (shared) toolkit.
+    /// Dynamic tools come after the static ones in
+    /// [`schemas`](Self::schemas), source by source in registration order.
+    /// A dynamic tool named like a static tool (or `reset_tools`), or like
+    /// a tool of an earlier source, is ignored with a warning: the static
+    /// tool, or the earlier source, wins.
+    ///
+    /// # Errors
+    ///
+    /// The group does not exist.
+    ///
+    /// [`ToolSet`]: super::ToolSet
+    pub fn register_source(
+        &mut self,
+        source: Arc<dyn ToolSource>,
+        group: &str,
+    ) -> Result<&mut Self> {
+        self.check_group(group)?;
+        self.sources.push(Source {
+            source,
+            group: group.to_owned(),
+        });
+        self.forget_view();
+        Ok(self)
+    }
+
+    fn check_group(&self, group: &str) -> Result<()> {
+        if group != BASIC_GROUP && !self.groups.iter().any(|g| g.name == group) {
+            return Err(Error::UnknownGroup {
+                name: group.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Drops the resolved view (the static names changed).
+    fn forget_view(&mut self) {
+        match self.view.get_mut() {
+            Ok(view) => *view = None,
+            Err(poisoned) => *poisoned.into_inner() = None,
+        }
     }
 
     /// Declares a non-basic group; its tools are hidden until the model
@@ -137,6 +210,7 @@ impl Toolkit {
         self.groups.push(group);
         let reset = ResetTools::new(self.groups.clone());
         self.reset = Some(Entry::new(Arc::new(reset), BASIC_GROUP)?);
+        self.forget_view();
         Ok(self)
     }
 
@@ -168,7 +242,7 @@ impl Toolkit {
         let viewer = Entry::new(Arc::new(SkillViewer::new(self.skills.clone())), BASIC_GROUP)?;
         match self.viewer {
             Some(i) => self.entries[i] = viewer,
-            None if self.find(SkillViewer::NAME).is_some() => {
+            None if self.find_static(SkillViewer::NAME).is_some() => {
                 return Err(Error::DuplicateTool {
                     name: SkillViewer::NAME.to_owned(),
                 });
@@ -178,6 +252,7 @@ impl Toolkit {
                 self.entries.push(viewer);
             }
         }
+        self.forget_view();
         Ok(self)
     }
 
@@ -200,34 +275,116 @@ impl Toolkit {
         &self.groups
     }
 
-    /// A registered tool by name (whether or not its group is active;
-    /// `reset_tools` included when groups exist).
+    /// A tool by name: a static one (whether or not its group is active;
+    /// `reset_tools` included when groups exist) or one a source offers
+    /// now.
     #[must_use]
-    pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.find(name).map(|e| &e.tool)
+    pub fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.find(name).map(|found| found.tool)
     }
 
-    pub(super) fn find(&self, name: &str) -> Option<&Entry> {
+    pub(super) fn find_static(&self, name: &str) -> Option<&Entry> {
         self.entries
             .iter()
             .chain(self.reset.as_ref())
             .find(|e| e.tool.name() == name)
     }
 
-    /// Names of all registered tools, in registration order.
+    pub(super) fn find(&self, name: &str) -> Option<Found<'_>> {
+        if let Some(entry) = self.find_static(name) {
+            return Some(entry.into());
+        }
+        let view = self.view()?;
+        view.entries()
+            .find(|(_, e)| e.tool.name() == name)
+            .and_then(|(i, e)| {
+                Some(Found {
+                    tool: e.tool.clone(),
+                    group: &self.sources.get(i)?.group,
+                    args: e.args.clone(),
+                })
+            })
+    }
+
+    /// The sources' tools now, collisions resolved; `None` without
+    /// sources. Resolved again only when a source's snapshot changed.
+    pub(super) fn view(&self) -> Option<Arc<View>> {
+        if self.sources.is_empty() {
+            return None;
+        }
+        let sets: Vec<_> = self.sources.iter().map(|s| s.source.snapshot()).collect();
+        let cached = match self.view.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        if let Some(view) = cached
+            && view.is_of(&sets)
+        {
+            return Some(view);
+        }
+        let statics: HashSet<&str> = self
+            .entries
+            .iter()
+            .map(|e| e.tool.name())
+            .chain([super::RESET_TOOLS])
+            .collect();
+        let view = Arc::new(View::resolve(sets, &statics));
+        match self.view.write() {
+            Ok(mut guard) => *guard = Some(view.clone()),
+            Err(poisoned) => *poisoned.into_inner() = Some(view.clone()),
+        }
+        Some(view)
+    }
+
+    /// Names of the statically registered tools, in registration order
+    /// (see [`all_tool_names`](Self::all_tool_names) for the dynamic ones
+    /// too).
     #[must_use]
     pub fn tool_names(&self) -> Vec<&str> {
         self.entries.iter().map(|e| e.tool.name()).collect()
     }
 
+    /// Names of every tool now: the static ones in registration order,
+    /// then the dynamic ones the sources offer (collisions resolved).
+    #[must_use]
+    pub fn all_tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| e.tool.name().to_owned())
+            .collect();
+        if let Some(view) = self.view() {
+            names.extend(view.entries().map(|(_, e)| e.tool.name().to_owned()));
+        }
+        names
+    }
+
     /// The schemas for the model: `reset_tools` first when non-basic groups
-    /// exist, then the tools of the active groups in registration order.
+    /// exist, then the static tools of the active groups in registration
+    /// order, then the dynamic tools of the active groups (source by
+    /// source, in each source's order).
     #[must_use]
     pub fn schemas(&self, context: &ToolContext) -> Vec<ToolSchema> {
-        self.reset
+        let mut schemas: Vec<ToolSchema> = self
+            .reset
             .iter()
             .chain(self.entries.iter().filter(|e| context.is_active(&e.group)))
             .map(|e| e.tool.schema())
-            .collect()
+            .collect();
+        if let Some(view) = self.view() {
+            schemas.extend(
+                view.entries()
+                    .filter(|(i, _)| self.source_active(*i, context))
+                    .map(|(_, e)| e.tool.schema()),
+            );
+        }
+        schemas
+    }
+
+    /// Whether the group of source `index` is active in `context`.
+    pub(super) fn source_active(&self, index: usize, context: &ToolContext) -> bool {
+        self.sources
+            .get(index)
+            .is_some_and(|s| context.is_active(&s.group))
     }
 }

@@ -1,5 +1,6 @@
 mod args;
 mod bash;
+mod dynamic;
 mod files;
 mod middleware;
 mod pdf;
