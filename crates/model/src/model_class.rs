@@ -115,6 +115,18 @@ impl ModelClass {
     pub fn list_models(self) -> Result<Vec<ModelCard>> {
         crate::card::shipped_cards(self)
     }
+
+    /// The context window of the shipped card named `model` (a `provider/`
+    /// prefix is ignored), or `None` for a model without a card.
+    #[must_use]
+    pub fn context_size_of(self, model: &str) -> Option<u64> {
+        let cards = crate::card::shipped_cards(self).ok()?;
+        let bare = model.rsplit('/').next().unwrap_or(model);
+        cards
+            .iter()
+            .find(|c| c.name == model || c.name == bare)
+            .map(|c| c.context_size.get())
+    }
 }
 
 impl fmt::Display for ModelClass {

@@ -217,6 +217,7 @@ pub struct ScriptedModel {
     requests: Mutex<Vec<RecordedChatRequest>>,
     chunk_chars: Option<usize>,
     chunk_delay: Option<Duration>,
+    context_size: Option<u64>,
 }
 
 impl ScriptedModel {
@@ -228,7 +229,15 @@ impl ScriptedModel {
             requests: Mutex::new(Vec::new()),
             chunk_chars: None,
             chunk_delay: None,
+            context_size: None,
         }
+    }
+
+    /// Sets the context window reported by [`ChatModel::context_size`].
+    #[must_use]
+    pub fn with_context_size(mut self, tokens: u64) -> Self {
+        self.context_size = Some(tokens);
+        self
     }
 
     /// Sets the name reported by [`ChatModel::model_name`].
@@ -308,6 +317,10 @@ impl ScriptedModel {
 impl ChatModel for ScriptedModel {
     fn model_name(&self) -> &str {
         &self.name
+    }
+
+    fn context_size(&self) -> Option<u64> {
+        self.context_size
     }
 
     fn call(

@@ -48,6 +48,12 @@ pub trait ChatModel: Send + Sync + Debug {
     /// The model's name, as reported in `MODEL_CALL_START`.
     fn model_name(&self) -> &str;
 
+    /// The model's context window in tokens, when known (from its model
+    /// card); the agent's context management compresses against it.
+    fn context_size(&self) -> Option<u64> {
+        None
+    }
+
     /// Starts a call.
     ///
     /// # Errors
@@ -66,6 +72,9 @@ pub trait DynChatModel: Send + Sync + Debug {
     /// See [`ChatModel::model_name`].
     fn model_name(&self) -> &str;
 
+    /// See [`ChatModel::context_size`].
+    fn context_size(&self) -> Option<u64>;
+
     /// See [`ChatModel::call`].
     fn call_boxed<'a>(
         &'a self,
@@ -77,6 +86,10 @@ pub trait DynChatModel: Send + Sync + Debug {
 impl<T: ChatModel> DynChatModel for T {
     fn model_name(&self) -> &str {
         ChatModel::model_name(self)
+    }
+
+    fn context_size(&self) -> Option<u64> {
+        ChatModel::context_size(self)
     }
 
     fn call_boxed<'a>(

@@ -147,6 +147,10 @@ impl ChatModel for AnthropicChatModel {
         &self.model
     }
 
+    fn context_size(&self) -> Option<u64> {
+        oxiscope_model::ModelClass::AnthropicChat.context_size_of(&self.model)
+    }
+
     async fn call(
         &self,
         request: ChatRequest<'_>,

@@ -117,6 +117,10 @@ impl ChatModel for OllamaChatModel {
         &self.model
     }
 
+    fn context_size(&self) -> Option<u64> {
+        oxiscope_model::ModelClass::OllamaChat.context_size_of(&self.model)
+    }
+
     async fn call(
         &self,
         request: ChatRequest<'_>,

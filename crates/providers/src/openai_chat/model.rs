@@ -278,6 +278,20 @@ impl ChatModel for OpenAiChatModel {
         &self.inner.model
     }
 
+    fn context_size(&self) -> Option<u64> {
+        use oxiscope_model::ModelClass;
+        let class = match self.inner.vendor {
+            Vendor::OpenAi => ModelClass::OpenAiChat,
+            Vendor::DeepSeek => ModelClass::DeepSeekChat,
+            Vendor::Moonshot => ModelClass::MoonshotChat,
+            Vendor::Xai => ModelClass::XaiChat,
+            Vendor::Volcengine => ModelClass::VolcengineChat,
+            Vendor::DashScope => ModelClass::DashScopeChat,
+            Vendor::Vllm => return None,
+        };
+        class.context_size_of(&self.inner.model)
+    }
+
     /// Formats the conversation, sends it, and returns the accumulated
     /// response stream.
     ///
