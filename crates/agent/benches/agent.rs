@@ -65,6 +65,7 @@ fn agent(turns: Vec<ScriptedTurn>, toolkit: Arc<Toolkit>) -> Agent {
         })
         .state(state())
         .build()
+        .unwrap()
 }
 
 fn text_turn(deltas: usize) -> ScriptedTurn {
@@ -154,5 +155,5 @@ fn idle_agent_with_50_messages() -> Agent {
             .push(Msg::assistant("bench", format!("Answer {i}: {}", "word ".repeat(40))).unwrap());
     }
     let model: Arc<dyn DynChatModel> = Arc::new(ScriptedModel::new([]));
-    Agent::builder("bench", model).state(state).build()
+    Agent::builder("bench", model).state(state).build().unwrap()
 }

@@ -29,6 +29,8 @@ enum Verdict {
     /// Covered by a rule suggested for an earlier call of this batch: not
     /// asked now; decided again once that call is answered.
     Defer,
+    /// The agent asks to compress its context (always allowed).
+    Compress(Option<String>),
 }
 
 /// Runs the permission check on every runnable call of the reply, executes
@@ -82,6 +84,11 @@ pub(crate) async fn act(run: &mut Run<'_>, state: &mut AgentState) -> Result<(),
                 external.push(c);
             }
             Verdict::Defer => {}
+            Verdict::Compress(instructions) => {
+                execute(run, &session, std::mem::take(&mut batch)).await?;
+                let (result_state, text) = compress_by_tool(run, state, instructions).await?;
+                close_with(run, &reply_id, &call, result_state, &text).await?;
+            }
             Verdict::Structured(value) => {
                 execute(run, &session, std::mem::take(&mut batch)).await?;
                 let text = crate::structured::DONE_TEXT;
@@ -128,6 +135,15 @@ fn verdict(
             Ok(value) => Verdict::Structured(value),
             Err(problem) => Verdict::Fail(ToolResultState::Error, problem),
         };
+    }
+    if call.name == crate::context::COMPRESS_TOOL && run.inner.context.compression_tool_enabled {
+        let input: Value = serde_json::from_str(&call.input).unwrap_or(Value::Null);
+        let instructions = input
+            .get("instructions")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned);
+        return Verdict::Compress(instructions);
     }
     let toolkit = &run.inner.toolkit;
     let input = match toolkit.prepare(&call.name, &call.input, &state.tool_context) {
@@ -182,6 +198,45 @@ fn verdict(
             }
         }
     }
+}
+
+/// The `CompressContext` tool: compresses once the prompt is within the
+/// buffer before the threshold. A failed summary changes nothing and is
+/// reported to the model as an error result.
+async fn compress_by_tool(
+    run: &mut Run<'_>,
+    state: &mut AgentState,
+    instructions: Option<String>,
+) -> Result<(ToolResultState, String), AgentError> {
+    let mut config = run.inner.context.clone();
+    config.compression_fallback_to_truncation = false;
+    let ratio = (config.trigger_ratio - config.context_buffer_ratio).max(0.0);
+    let request = crate::context::CompressRequest {
+        config,
+        instructions,
+        ratio,
+    };
+    Ok(match run.compress(state, request).await {
+        Ok(o) if o.compressed => (
+            ToolResultState::Success,
+            format!(
+                "The context was compressed: {} messages were summarised; the prompt went from                  about {} to {} tokens.",
+                o.messages, o.tokens_before, o.tokens_after
+            ),
+        ),
+        Ok(o) => (
+            ToolResultState::Success,
+            format!(
+                "Nothing was compressed: the prompt holds about {} tokens, below the {} tokens                  from which compression helps.",
+                o.tokens_before, o.threshold
+            ),
+        ),
+        Err(AgentError::Context(e)) => (
+            ToolResultState::Error,
+            format!("The context could not be compressed and is unchanged: {e}"),
+        ),
+        Err(other) => return Err(other),
+    })
 }
 
 /// Closes a call with a result made of one text.

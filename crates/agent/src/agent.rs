@@ -13,11 +13,15 @@ use std::path::PathBuf;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{InjectionConfig, ModelConfig, ReActConfig};
+use crate::config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
+use crate::context::tokens::{CounterSource, TokenLedger};
+use crate::context::{CompressOutcome, CompressRequest};
 use crate::error::AgentError;
 use crate::middleware::Middleware;
 use crate::state::AgentState;
 use crate::stream::ReplyStream;
+use oxiscope_model::TokenCounter;
+use oxiscope_tool::Offloader;
 
 /// What a reply starts from.
 #[derive(Debug, Clone)]
@@ -101,11 +105,19 @@ pub(crate) struct Inner {
     pub(crate) react: ReActConfig,
     pub(crate) injection: InjectionConfig,
     pub(crate) model_config: ModelConfig,
+    pub(crate) context: ContextConfig,
+    pub(crate) context_size: u64,
+    pub(crate) offloader: Option<Arc<dyn Offloader>>,
     pub(crate) workdir: PathBuf,
     pub(crate) backend: Arc<dyn ExecBackend>,
     pub(crate) middlewares: Vec<Arc<dyn Middleware>>,
     pub(crate) state: Mutex<AgentState>,
+    /// Token counts of the context; locked after `state`, never before.
+    pub(crate) ledger: Mutex<TokenLedger>,
 }
+
+/// The context window assumed for a model without a known one.
+pub const DEFAULT_CONTEXT_SIZE: u64 = 128_000;
 
 impl Agent {
     /// Starts building an agent called `name` that thinks with `model`.
@@ -119,6 +131,10 @@ impl Agent {
             react: ReActConfig::default(),
             injection: InjectionConfig::default(),
             model_config: ModelConfig::default(),
+            context: ContextConfig::default(),
+            context_size: None,
+            offloader: None,
+            counter: None,
             workdir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             backend: Arc::new(LocalBackend::new()),
             middlewares: Vec::new(),
@@ -139,7 +155,61 @@ impl Agent {
 
     /// Replaces the state (waits for a running reply to finish).
     pub async fn set_state(&self, state: AgentState) {
-        *self.inner.state.lock().await = state;
+        let mut guard = self.inner.state.lock().await;
+        *guard = state;
+        self.inner.ledger.lock().await.clear();
+    }
+
+    /// The context window compression works against: the builder's
+    /// [`AgentBuilder::context_size`], else the model's card, else
+    /// [`DEFAULT_CONTEXT_SIZE`].
+    #[must_use]
+    pub fn context_size(&self) -> u64 {
+        self.inner.context_size
+    }
+
+    /// Compresses the context now if it is above the threshold (a no-op
+    /// below it): with the agent's context config or `config` for this call,
+    /// guided by `instructions`. Waits for a running reply to finish. Runs
+    /// through the middlewares' `on_compress_context`.
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] for an invalid `config`;
+    /// [`AgentError::Context`] when the system prompt alone is too large, or
+    /// when no summary could be made and truncation is switched off (the
+    /// context is then unchanged).
+    pub async fn compress_context(
+        &self,
+        config: Option<ContextConfig>,
+        instructions: Option<String>,
+    ) -> Result<CompressOutcome, AgentError> {
+        let config = config.unwrap_or_else(|| self.inner.context.clone());
+        config.validate()?;
+        let mut guard = self.inner.state.lock().await;
+        let state = &mut *guard;
+        let mut ledger = self.inner.ledger.lock().await;
+        let system = self.inner.system_msg();
+        let tools = self.inner.tools_for(state);
+        let request = CompressRequest {
+            ratio: config.trigger_ratio,
+            config,
+            instructions,
+        };
+        let cancel = CancellationToken::new();
+        let session_id = state.session_id.clone();
+        let outcome = crate::context::run_compression(
+            &self.inner,
+            &mut state.context,
+            &mut state.summary,
+            &mut ledger,
+            &system,
+            &tools,
+            &session_id,
+            cancel,
+            request,
+        )
+        .await?;
+        Ok(outcome)
     }
 
     /// Adds messages to the context without replying.
@@ -237,6 +307,10 @@ pub struct AgentBuilder {
     react: ReActConfig,
     injection: InjectionConfig,
     model_config: ModelConfig,
+    context: ContextConfig,
+    context_size: Option<u64>,
+    offloader: Option<Arc<dyn Offloader>>,
+    counter: Option<Arc<dyn TokenCounter>>,
     workdir: PathBuf,
     backend: Arc<dyn ExecBackend>,
     middlewares: Vec<Arc<dyn Middleware>>,
@@ -300,6 +374,39 @@ impl AgentBuilder {
         self
     }
 
+    /// Context management: compression, tool-result and image limits
+    /// (checked by [`AgentBuilder::build`]).
+    #[must_use]
+    pub fn context_config(mut self, config: ContextConfig) -> Self {
+        self.context = config;
+        self
+    }
+
+    /// The context window in tokens (default: the model's card, else
+    /// [`DEFAULT_CONTEXT_SIZE`]).
+    #[must_use]
+    pub fn context_size(mut self, tokens: u64) -> Self {
+        self.context_size = Some(tokens);
+        self
+    }
+
+    /// Where compressed messages, cut tool results and dropped images are
+    /// kept so the agent can read them back (default: nowhere, they are
+    /// dropped).
+    #[must_use]
+    pub fn offloader(mut self, offloader: Arc<dyn Offloader>) -> Self {
+        self.offloader = Some(offloader);
+        self
+    }
+
+    /// The token counter (default: the model's tokenizer when it is known,
+    /// else an estimate; see [`oxiscope_model::counter_for`]).
+    #[must_use]
+    pub fn token_counter(mut self, counter: Arc<dyn TokenCounter>) -> Self {
+        self.counter = Some(counter);
+        self
+    }
+
     /// A model to try when the main model's call fails.
     #[must_use]
     pub fn fallback_model(mut self, model: Arc<dyn DynChatModel>) -> Self {
@@ -315,9 +422,31 @@ impl AgentBuilder {
     }
 
     /// The agent.
-    #[must_use]
-    pub fn build(self) -> Agent {
-        Agent {
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] when the context config's ratios do not work
+    /// (see [`ContextConfig::validate`]) or the injection template lacks
+    /// `{runtime_state}`.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        let mut context = self.context;
+        if let Some(buffer) = self.injection.context_buffer_ratio {
+            // The deprecated field of the injection config wins.
+            context.context_buffer_ratio = buffer;
+        }
+        context.validate()?;
+        if !self.injection.template.contains("{runtime_state}") {
+            return Err(ConfigError::Template.into());
+        }
+        let context_size = self
+            .context_size
+            .or_else(|| self.model.context_size())
+            .unwrap_or(DEFAULT_CONTEXT_SIZE)
+            .max(1);
+        let source = match self.counter {
+            Some(c) => CounterSource::Custom(c),
+            None => CounterSource::Builtin(self.model.model_name().to_owned()),
+        };
+        Ok(Agent {
             inner: Arc::new(Inner {
                 name: self.name,
                 system_prompt: self.system_prompt,
@@ -327,11 +456,15 @@ impl AgentBuilder {
                 react: self.react,
                 injection: self.injection,
                 model_config: self.model_config,
+                context,
+                context_size,
+                offloader: self.offloader,
                 workdir: self.workdir,
                 backend: self.backend,
                 middlewares: self.middlewares,
                 state: Mutex::new(self.state),
+                ledger: Mutex::new(TokenLedger::new(source)),
             }),
-        }
+        })
     }
 }

@@ -114,3 +114,183 @@ pub struct ModelConfig {
     /// Retries of a failed model call (before any output streamed).
     pub max_retries: u32,
 }
+
+/// How the context is kept within the model's window: compression of older
+/// messages into a summary, truncation of huge tool results, and a limit on
+/// images. Serde-compatible with AgentScope's `ContextConfig`.
+///
+/// Check a hand-made config with [`ContextConfig::validate`];
+/// [`AgentBuilder::build`](crate::AgentBuilder::build) does it too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContextConfig {
+    /// Compress once the prompt uses more than this share of the model's
+    /// context size; at most `0.9` (the rest is headroom for the summary
+    /// call itself).
+    pub trigger_ratio: f64,
+    /// The share of the context size kept verbatim (the newest messages)
+    /// when compressing.
+    pub reserve_ratio: f64,
+    /// How far ahead of `trigger_ratio` the agent is told that compression is
+    /// near (and may compress itself with the `CompressContext` tool).
+    /// Must be below `trigger_ratio`.
+    pub context_buffer_ratio: f64,
+    /// The instruction that asks the model for the summary;
+    /// `{current_time}` is replaced by the current time.
+    pub compression_prompt: String,
+    /// How the summary is written into the context; `{field}` is replaced by
+    /// the summary's field of that name.
+    pub summary_template: String,
+    /// The JSON schema of the structured summary.
+    pub summary_schema: Value,
+    /// The most tokens one tool result may keep in the context; longer
+    /// results are cut (and offloaded when an offloader is set).
+    pub tool_result_limit: u64,
+    /// Fall back to dropping the oldest messages when no summary can be
+    /// made; `false` reports an error and leaves the context as it is.
+    pub compression_fallback_to_truncation: bool,
+    /// Offer the `CompressContext` tool so the agent can compress at a good
+    /// moment before the hard threshold.
+    pub compression_tool_enabled: bool,
+    /// The most images kept in the context; older ones are replaced by a
+    /// note (offloaded first when an offloader is set).
+    pub max_image_num: u64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self {
+            trigger_ratio: 0.8,
+            reserve_ratio: 0.1,
+            context_buffer_ratio: 0.2,
+            compression_prompt: DEFAULT_COMPRESSION_PROMPT.to_owned(),
+            summary_template: DEFAULT_SUMMARY_TEMPLATE.to_owned(),
+            summary_schema: default_summary_schema(),
+            tool_result_limit: 50_000,
+            compression_fallback_to_truncation: true,
+            compression_tool_enabled: false,
+            max_image_num: 5,
+        }
+    }
+}
+
+/// A context config that cannot work.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// A ratio outside its range.
+    #[error("`{field}` must be {range}, got {value}")]
+    OutOfRange {
+        /// The field.
+        field: &'static str,
+        /// The allowed range, in words.
+        range: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// The buffer does not leave room before the trigger.
+    #[error(
+        "`context_buffer_ratio` ({buffer}) must be smaller than `trigger_ratio` ({trigger}), so \
+         the agent is warned before compression starts"
+    )]
+    BufferNotBelowTrigger {
+        /// `context_buffer_ratio`.
+        buffer: f64,
+        /// `trigger_ratio`.
+        trigger: f64,
+    },
+    /// The injection template has no `{runtime_state}` placeholder.
+    #[error("the injection `template` must contain the `{{runtime_state}}` placeholder")]
+    Template,
+    /// The summary schema is not an object schema.
+    #[error("`summary_schema` must be a JSON schema of an object")]
+    SummarySchema,
+}
+
+impl ContextConfig {
+    /// Checks the ratios and the summary schema.
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let check = |field, ok: bool, range, value| {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError::OutOfRange {
+                    field,
+                    range,
+                    value,
+                })
+            }
+        };
+        let t = self.trigger_ratio;
+        check("trigger_ratio", t > 0.0 && t <= 0.9, "in (0, 0.9]", t)?;
+        let r = self.reserve_ratio;
+        check("reserve_ratio", r > 0.0 && r < 0.9, "in (0, 0.9)", r)?;
+        let b = self.context_buffer_ratio;
+        check(
+            "context_buffer_ratio",
+            (0.0..=1.0).contains(&b),
+            "in [0, 1]",
+            b,
+        )?;
+        if b >= t {
+            return Err(ConfigError::BufferNotBelowTrigger {
+                buffer: b,
+                trigger: t,
+            });
+        }
+        if self.summary_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(ConfigError::SummarySchema);
+        }
+        Ok(())
+    }
+}
+
+/// The default summary instruction (our wording).
+const DEFAULT_COMPRESSION_PROMPT: &str = "<system-hint>The conversation so far is about to be \
+replaced by a summary you write now, so that you can carry on the work in a fresh context. Make \
+it structured, short and actionable.\nThe current time is {current_time}.\nThe history will be \
+gone, and this summary may be summarised again later, so make every reference stand on its own:\n\
+- Turn relative times ('today', 'yesterday', 'recently') into absolute dates, using the current \
+time above - also those an earlier summary kept relative.\n- Name things exactly: file paths, \
+symbols, issue and PR numbers, ids, URLs, commands and error messages verbatim, never 'that \
+file' or 'the approach above'.\n- List all unfinished work, above all background jobs whose \
+results are still due (with their ids and what they do), and for each item say who asked for it \
+(the user or you) and whether it is done, pending or blocked.\n</system-hint>";
+
+/// The default layout of the summary in the context (our wording).
+const DEFAULT_SUMMARY_TEMPLATE: &str = "<system-info>A summary of the work so far\n\
+## Task overview\n{task_overview}\n\n## Current state\n{current_state}\n\n\
+## Important discoveries\n{important_discoveries}\n\n## Next steps\n{next_steps}\n\n\
+## Context to preserve\n{context_to_preserve}</system-info>";
+
+/// The five-field summary schema (field names as AgentScope's, our
+/// descriptions).
+fn default_summary_schema() -> Value {
+    let field = |title: &str, description: &str| serde_json::json!({"title": title, "type": "string", "description": description});
+    serde_json::json!({
+        "title": "SummarySchema",
+        "description": "A summary of the conversation so far that replaces it",
+        "type": "object",
+        "properties": {
+            "task_overview": field("Task Overview",
+                "What the user asked for and how success is judged, with every constraint or \
+                 clarification they gave"),
+            "current_state": field("Current State",
+                "What is done: files created, changed or examined (with paths), outputs and \
+                 artifacts produced"),
+            "important_discoveries": field("Important Discoveries",
+                "Constraints found, decisions taken and why, errors met and how they were \
+                 solved, approaches that failed and why"),
+            "next_steps": field("Next Steps",
+                "The concrete actions still needed, in order of priority, with open questions \
+                 and blockers"),
+            "context_to_preserve": field("Context To Preserve",
+                "The user's preferences and style, domain details that are not obvious, and \
+                 every promise made to the user"),
+        },
+        "required": ["task_overview", "current_state", "important_discoveries", "next_steps",
+                     "context_to_preserve"],
+    })
+}

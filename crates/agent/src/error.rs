@@ -28,9 +28,42 @@ pub enum AgentError {
     /// The reply ended with an error (what its `REPLY_END` carried).
     #[error("the reply failed: {}", .0.message)]
     Failed(ErrorInfo),
+    /// The context could not be brought within the model's window.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// The agent's configuration cannot work.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// A bug: the loop produced an inconsistent state.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// Why the context could not be compressed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContextError {
+    /// The system prompt and tool schemas alone exceed the compression
+    /// threshold: no compression can help.
+    #[error(
+        "the system prompt and tool schemas take {tokens} tokens, above the compression \
+         threshold of {threshold} tokens; shorten them or use a model with a larger context"
+    )]
+    SystemPromptTooLarge {
+        /// Their tokens.
+        tokens: usize,
+        /// The threshold.
+        threshold: usize,
+    },
+    /// Every summarisation attempt failed and truncation is switched off;
+    /// the context was left as it was.
+    #[error("the context summary failed after {attempts} attempts: {reason}")]
+    SummaryFailed {
+        /// Attempts made.
+        attempts: usize,
+        /// The last failure.
+        reason: String,
+    },
 }
 
 impl AgentError {
@@ -43,7 +76,10 @@ impl AgentError {
                 ErrorInfo::new(ErrorType::InvalidRequest, self.to_string())
             }
             Self::Failed(info) => info.clone(),
-            Self::Internal(_) => ErrorInfo::new(ErrorType::Internal, self.to_string()),
+            Self::Config(_) => ErrorInfo::new(ErrorType::Setup, self.to_string()),
+            Self::Context(_) | Self::Internal(_) => {
+                ErrorInfo::new(ErrorType::Internal, self.to_string())
+            }
         }
     }
 }

@@ -13,6 +13,28 @@
 //! `Msg::append_event` holds the same message (up to the clock-derived
 //! fields AgentScope also takes from the clock).
 //!
+//! # Context management
+//!
+//! Before every reasoning step the prompt's tokens (system prompt, summary,
+//! context, tool schemas) are totalled with the model's token counter; the
+//! count of each message is cached, so a step counts only what changed, and
+//! a prompt whose byte size is already under the threshold is not counted
+//! at all. Above `trigger_ratio` of the context window, the older messages
+//! are summarised into a five-field structured summary through a forced
+//! tool call (a feature every provider has) and the newest ones, within
+//! `reserve_ratio`, are kept; a tool call is never separated from its
+//! result, and a reply's own message is split at a tool-round boundary, so
+//! compression also works in the middle of a long tool loop. When the
+//! summary keeps failing, the oldest messages are dropped with a note (or,
+//! with `compression_fallback_to_truncation` off, the reply ends with
+//! [`ContextError::SummaryFailed`] and the context is unchanged). Tool
+//! results above `tool_result_limit` tokens are cut with a marker, images
+//! beyond `max_image_num` are replaced by a note, and with an
+//! [`Offloader`](oxiscope_tool::Offloader) everything that leaves the
+//! context is saved first and the note names the file. See
+//! [`ContextConfig`], [`Agent::compress_context`] and the `CompressContext`
+//! tool ([`ContextConfig::compression_tool_enabled`]).
+//!
 //! A parked reply is described entirely by the state: save it as JSON, load
 //! it into a new agent (in a new process), pass the confirmation, and the
 //! reply continues. The crate names no provider and no backend: models come
@@ -31,7 +53,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let model = Arc::new(ScriptedModel::new([ScriptedTurn::text("Hello!")]));
-//! let agent = Agent::builder("Friday", model).system_prompt("Be brief.").build();
+//! let agent = Agent::builder("Friday", model).system_prompt("Be brief.").build()?;
 //!
 //! let mut events = agent.reply_stream(Msg::user("alice", "Hi")?);
 //! let mut text = String::new();
@@ -49,6 +71,7 @@
 mod acting;
 mod agent;
 mod config;
+mod context;
 mod emit;
 mod error;
 mod hitl;
@@ -60,9 +83,10 @@ mod state;
 mod stream;
 mod structured;
 
-pub use agent::{Agent, AgentBuilder, ReplyInput};
-pub use config::{InjectionConfig, ModelConfig, ReActConfig};
-pub use error::AgentError;
+pub use agent::{Agent, AgentBuilder, DEFAULT_CONTEXT_SIZE, ReplyInput};
+pub use config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
+pub use context::{CompressNext, CompressOutcome, CompressRequest};
+pub use error::{AgentError, ContextError};
 pub use middleware::{ActingCall, ActingNext, Middleware, ModelCall, ModelNext, ReplyEndAction};
 pub use state::{AgentState, Awaiting, ReplyContext};
 pub use stream::ReplyStream;

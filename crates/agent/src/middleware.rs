@@ -6,6 +6,7 @@
 //! | [`on_model_call`](Middleware::on_model_call) | onion, first registered outermost | around every model call; may rewrite the request or wrap the stream |
 //! | [`on_check_permission`](Middleware::on_check_permission) | chain, in order | after the permission engine decided a tool call |
 //! | [`on_acting`](Middleware::on_acting) | onion, first registered outermost | around every allowed tool call; may rewrite the input or wrap the chunk stream |
+//! | [`on_compress_context`](Middleware::on_compress_context) | onion, first registered outermost | around every compression check (before each reasoning step, by hand, by the `CompressContext` tool); may rewrite the config or skip it |
 //! | [`on_reply_end`](Middleware::on_reply_end) | veto, in order | before a reply ends as completed; may ask for another round |
 //!
 //! Per-tool hooks around a tool's execution are the toolkit's
@@ -23,6 +24,8 @@ use oxiscope_tool::{ToolCallContext, ToolStream, Toolkit};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::context::{CompressNext, CompressOutcome, CompressRequest};
+use crate::error::ContextError;
 use crate::state::AgentState;
 
 /// A model call as middleware sees it. Messages are borrowed until a
@@ -170,6 +173,20 @@ pub trait Middleware: Send + Sync + Debug {
         next: ActingNext<'a>,
     ) -> BoxFuture<'a, ToolStream> {
         next.run(call)
+    }
+
+    /// Wraps a compression check: rewrite `request` (config, instructions,
+    /// threshold), call `next.run(request)`, and look at the outcome — or
+    /// return an outcome of your own without calling `next` to skip it.
+    ///
+    /// # Errors
+    /// A [`ContextError`] to report instead.
+    fn on_compress_context<'a>(
+        &'a self,
+        request: CompressRequest,
+        next: CompressNext<'a>,
+    ) -> BoxFuture<'a, Result<CompressOutcome, ContextError>> {
+        next.run(request)
     }
 
     /// Asked before a reply ends as completed.

@@ -16,8 +16,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Inner, ReplyInput};
+use crate::context::compress::summary_msg;
+use crate::context::tokens::TokenLedger;
+use crate::context::{CompressOutcome, CompressRequest};
 use crate::emit::Emitter;
 use crate::error::AgentError;
+use crate::inject::{ContextUsage, Facts};
 use crate::middleware::{ModelCall, ModelNext, ReplyEndAction};
 use crate::reasoning::{BlockTranslator, was_interrupted};
 use crate::state::{AgentState, Awaiting, ReplyContext, pending_calls};
@@ -50,6 +54,12 @@ pub(crate) struct Run<'a> {
     pub(crate) preamble: usize,
     /// Whether the last model call answered without calling tools.
     pub(crate) answered: bool,
+    /// Token counts of the context (locked for the whole reply).
+    pub(crate) ledger: tokio::sync::MutexGuard<'a, TokenLedger>,
+    /// Tool results already held against `tool_result_limit`.
+    pub(crate) checked: std::collections::HashSet<String>,
+    /// The newest failing call a tool-failure hint was given for.
+    pub(crate) hinted_failure: Option<String>,
 }
 
 /// Runs one reply over the agent's state, sending its events to `tx`.
@@ -101,20 +111,11 @@ pub(crate) async fn run(
         prompt: Vec::with_capacity(state.context.len() + 2),
         preamble: 0,
         answered: false,
+        ledger: inner.ledger.lock().await,
+        checked: std::collections::HashSet::new(),
+        hinted_failure: None,
     };
-    let mut base = inner.system_prompt.clone();
-    if let Some(skills) = inner.toolkit.skills_prompt() {
-        // The toolkit's skills are announced in the system prompt.
-        if !base.is_empty() {
-            base.push_str("\n\n");
-        }
-        base.push_str(&skills);
-    }
-    let prompt = inner
-        .middlewares
-        .iter()
-        .fold(base, |p, m| m.on_system_prompt(p));
-    run.prompt.push(system_msg(&prompt));
+    run.prompt.push(inner.system_msg());
     if let Some(summary) = summary_msg(&state.summary) {
         run.prompt.push(summary);
     }
@@ -296,18 +297,6 @@ fn close_parked_silently(state: &mut AgentState) {
     msg.finished_at = Some(stamp::now());
 }
 
-fn system_msg(prompt: &str) -> Msg {
-    Msg::from_text("system", Role::System, prompt)
-}
-
-fn summary_msg(summary: &RichContent) -> Option<Msg> {
-    let text = summary.text("\n");
-    if text.is_empty() {
-        return None;
-    }
-    Some(Msg::from_text("user", Role::User, text))
-}
-
 impl Run<'_> {
     /// The reply message (the last prompt element).
     pub(crate) fn reply(&mut self) -> &mut Msg {
@@ -412,17 +401,21 @@ impl Run<'_> {
         state: &mut AgentState,
         choice: Option<ToolChoice>,
     ) -> Result<(), AgentError> {
-        if state.reply_context.cur_iter == 0 && choice.is_none() {
-            if state.reply_context.structured_schema.is_some() {
-                let hint = HintBlockEvent::new(
-                    self.reply_id(),
-                    stamp::new_id(),
-                    Some(crate::structured::HINT_SOURCE.to_owned()),
-                    RichContent::Text(crate::structured::HINT_TEXT.to_owned()),
-                );
-                self.emit(hint.into()).await?;
-            }
-            self.inject_runtime_state().await?;
+        let outcome = self.manage_context(state).await?;
+        if state.reply_context.cur_iter == 0
+            && choice.is_none()
+            && state.reply_context.structured_schema.is_some()
+        {
+            let hint = HintBlockEvent::new(
+                self.reply_id(),
+                stamp::new_id(),
+                Some(crate::structured::HINT_SOURCE.to_owned()),
+                RichContent::Text(crate::structured::HINT_TEXT.to_owned()),
+            );
+            self.emit(hint.into()).await?;
+        }
+        if choice.is_none() {
+            self.inject_runtime_state(state, &outcome).await?;
         }
         let last = self.call_model(state, choice).await?;
         state.reply_context.cur_iter += 1;
@@ -436,13 +429,140 @@ impl Run<'_> {
         Ok(())
     }
 
-    async fn inject_runtime_state(&mut self) -> Result<(), AgentError> {
+    /// Before a reasoning step: cut new oversized tool results, drop
+    /// images beyond the limit, and compress when above the threshold.
+    async fn manage_context(
+        &mut self,
+        state: &mut AgentState,
+    ) -> Result<CompressOutcome, AgentError> {
+        self.limit_results(state).await;
+        let max_images = usize::try_from(self.inner.context.max_image_num).unwrap_or(usize::MAX);
+        let offloader = self.inner.offloader.as_deref();
+        let preamble = self.preamble;
+        crate::context::limits::limit_images(
+            &mut self.prompt[preamble..],
+            max_images,
+            offloader,
+            &state.session_id,
+        )
+        .await;
+        let request = CompressRequest {
+            config: self.inner.context.clone(),
+            instructions: None,
+            ratio: self.inner.context.trigger_ratio,
+        };
+        self.compress(state, request).await
+    }
+
+    /// Cuts the reply's finished tool results that exceed
+    /// `tool_result_limit` (each result is looked at once).
+    async fn limit_results(&mut self, state: &AgentState) {
+        let limit = usize::try_from(self.inner.context.tool_result_limit).unwrap_or(usize::MAX);
+        let counter = std::sync::Arc::clone(self.ledger.counter());
+        let offloader = self.inner.offloader.as_deref();
+        let last = self.prompt.len() - 1;
+        let reply = &mut self.prompt[last];
+        for block in &mut reply.content {
+            let ContentBlock::ToolResult(result) = block else {
+                continue;
+            };
+            if result.finished_at.is_none() || self.checked.contains(&result.id) {
+                continue;
+            }
+            self.checked.insert(result.id.clone());
+            crate::context::limits::limit_tool_result(
+                result,
+                limit,
+                counter.as_ref(),
+                offloader,
+                &state.session_id,
+            )
+            .await;
+        }
+    }
+
+    /// Runs a compression check (through the middlewares) over the context;
+    /// the summary call's tokens are reported as a model call of the reply.
+    pub(crate) async fn compress(
+        &mut self,
+        state: &mut AgentState,
+        request: CompressRequest,
+    ) -> Result<CompressOutcome, AgentError> {
+        let mut context = self.prompt.split_off(self.preamble);
+        let tools = self.inner.tools_for(state);
+        let system = self.prompt.swap_remove(0);
+        self.prompt.clear();
+        let session_id = state.session_id.clone();
+        let result = crate::context::run_compression(
+            self.inner,
+            &mut context,
+            &mut state.summary,
+            &mut self.ledger,
+            &system,
+            &tools,
+            &session_id,
+            self.cancel.child_token(),
+            request,
+        )
+        .await;
+        self.prompt.push(system);
+        self.prompt.extend(summary_msg(&state.summary));
+        self.preamble = self.prompt.len();
+        self.prompt.append(&mut context);
+        let outcome = result?;
+        if let Some(usage) = &outcome.usage {
+            let name = self.inner.model.model_name().to_owned();
+            self.emit(ModelCallStartEvent::new(self.reply_id(), name).into())
+                .await?;
+            let end = oxiscope_message::ModelCallEndEvent::new(
+                self.reply_id(),
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_input_tokens,
+                usage.cache_creation_input_tokens,
+                oxiscope_message::FinishedReason::Completed,
+            );
+            self.emit(end.into()).await?;
+        }
+        Ok(outcome)
+    }
+
+    async fn inject_runtime_state(
+        &mut self,
+        state: &AgentState,
+        outcome: &CompressOutcome,
+    ) -> Result<(), AgentError> {
         // While the reply runs, the context lives in `prompt`.
         let context = &self.prompt[self.preamble..];
-        let now = chrono::Utc::now();
-        let Some(text) = crate::inject::runtime_hint(&self.inner.injection, context, now) else {
+        let band = self.inner.buffer_start();
+        let usage =
+            (state.reply_context.cur_iter == 0 && outcome.tokens_after >= band).then(|| {
+                let busy = state
+                    .tasks_context
+                    .tasks
+                    .iter()
+                    .any(|t| t.state == oxiscope_tool::TaskState::InProgress);
+                ContextUsage {
+                    tokens: outcome.tokens_after,
+                    threshold: outcome.threshold.max(self.inner.threshold()),
+                    invite: self.inner.context.compression_tool_enabled && !busy,
+                }
+            });
+        let failure =
+            crate::inject::failure_streak(context, self.inner.injection.tool_retries_limit)
+                .filter(|f| self.hinted_failure.as_deref() != Some(f.last_id.as_str()));
+        let facts = Facts {
+            now: chrono::Utc::now(),
+            tasks: &state.tasks_context,
+            usage,
+            failure,
+        };
+        let Some(text) = crate::inject::runtime_hint(&self.inner.injection, context, &facts) else {
             return Ok(());
         };
+        if let Some(f) = facts.failure {
+            self.hinted_failure = Some(f.last_id);
+        }
         let event: AgentEvent = HintBlockEvent::new(
             self.reply_id(),
             stamp::new_id(),
@@ -467,12 +587,7 @@ impl Run<'_> {
         state: &AgentState,
         choice: Option<ToolChoice>,
     ) -> Result<ChatResponse, AgentError> {
-        let mut tools = self.inner.toolkit.schemas(&state.tool_context);
-        if let Some(schema) = &state.reply_context.structured_schema
-            && state.reply_context.structured_output.is_none()
-        {
-            tools.push(crate::structured::tool_schema(schema));
-        }
+        let tools = self.inner.tools_for(state);
         let models = std::iter::once(&self.inner.model).chain(self.inner.fallback_model.iter());
         let mut last_error: Option<ModelError> = None;
         for model in models {

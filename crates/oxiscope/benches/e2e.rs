@@ -125,6 +125,7 @@ fn agent(base_url: &str) -> Agent {
         })
         .state(state)
         .build()
+        .unwrap()
 }
 
 #[divan::bench(sample_count = 30, sample_size = 1)]

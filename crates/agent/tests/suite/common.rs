@@ -80,6 +80,7 @@ pub(crate) fn agent(model: &Arc<ScriptedModel>, state: AgentState) -> Agent {
         .workdir(std::env::temp_dir())
         .state(state)
         .build()
+        .unwrap()
 }
 
 pub(crate) fn scripted(turns: Vec<ScriptedTurn>) -> Arc<ScriptedModel> {

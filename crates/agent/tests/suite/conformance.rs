@@ -238,7 +238,8 @@ async fn every_recorded_scenario_replays_with_the_same_events_and_model_inputs()
             })
             .workdir(std::env::temp_dir())
             .state(state)
-            .build();
+            .build()
+            .unwrap();
 
         let mut their_msg: Option<Msg> = None;
         let mut our_msg: Option<Msg> = None;

@@ -121,7 +121,8 @@ async fn max_iters_ends_with_a_summary_call_without_tools() {
             ..Default::default()
         })
         .state(state_allowing_weather())
-        .build();
+        .build()
+        .unwrap();
     let events = collect(agent.reply_stream(user("Oslo?"))).await;
     let t = types(&events);
     assert_eq!(&t[t.len() - 2..], ["EXCEED_MAX_ITERS", "REPLY_END"]);
@@ -205,7 +206,8 @@ async fn the_toolkit_skills_are_announced_in_the_system_prompt() {
     let agent = oxiscope_agent::Agent::builder("Friday", model.clone())
         .system_prompt("Base.")
         .toolkit(std::sync::Arc::new(toolkit))
-        .build();
+        .build()
+        .unwrap();
     agent.reply(user("hi")).await.unwrap();
     let system = model.requests()[0].messages[0].text("");
     assert!(system.starts_with("Base.\n\n"), "{system}");

@@ -113,7 +113,8 @@ async fn middlewares_wrap_the_model_call_in_order_and_shape_the_reply() {
         .toolkit(toolkit())
         .middleware(outer)
         .middleware(inner)
-        .build();
+        .build()
+        .unwrap();
     let events = collect(agent.reply_stream(user("rm a"))).await;
     let t = types(&events);
     assert!(

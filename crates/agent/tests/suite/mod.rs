@@ -1,5 +1,6 @@
 mod common;
 mod conformance;
+mod context;
 mod hitl;
 mod interrupt;
 mod loop_basics;

@@ -64,7 +64,8 @@ async fn after_max_iters_the_submission_is_forced_within_the_grace_rounds() {
             max_iters: 1,
             ..Default::default()
         })
-        .build();
+        .build()
+        .unwrap();
     let events =
         collect(agent.reply_stream_with(user("Rome"), Some(schema()), CancellationToken::new()))
             .await;

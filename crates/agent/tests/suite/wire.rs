@@ -1,6 +1,6 @@
 //! The agent state and configs read and write AgentScope's JSON.
 
-use oxiscope_agent::{AgentState, InjectionConfig, ModelConfig, ReActConfig};
+use oxiscope_agent::{AgentState, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
 use oxiscope_test_support::fixtures::assert_round_trips as round_trips;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
@@ -34,6 +34,45 @@ fn react_config_examples_round_trip() {
 #[test]
 fn injection_config_examples_round_trip() {
     round_trips::<InjectionConfig>("injection_config.examples.json");
+}
+
+#[test]
+fn context_config_examples_round_trip_and_defaults_agree() {
+    let configs = round_trips::<ContextConfig>("context_config.examples.json");
+    for c in &configs {
+        c.validate().unwrap();
+    }
+    // Our prompt and template are worded differently; every other default
+    // is AgentScope's, and the summary schema has the same five fields.
+    let ours = ContextConfig::default();
+    let theirs = &configs[0];
+    assert_eq!(ours.trigger_ratio, theirs.trigger_ratio);
+    assert_eq!(ours.reserve_ratio, theirs.reserve_ratio);
+    assert_eq!(ours.context_buffer_ratio, theirs.context_buffer_ratio);
+    assert_eq!(ours.tool_result_limit, theirs.tool_result_limit);
+    assert_eq!(ours.max_image_num, theirs.max_image_num);
+    assert_eq!(
+        ours.compression_fallback_to_truncation,
+        theirs.compression_fallback_to_truncation
+    );
+    assert_eq!(
+        ours.compression_tool_enabled,
+        theirs.compression_tool_enabled
+    );
+    assert_eq!(
+        ours.summary_schema["required"],
+        theirs.summary_schema["required"]
+    );
+    assert!(ours.compression_prompt.contains("{current_time}"));
+    for field in [
+        "task_overview",
+        "current_state",
+        "important_discoveries",
+        "next_steps",
+        "context_to_preserve",
+    ] {
+        assert!(ours.summary_template.contains(&format!("{{{field}}}")));
+    }
 }
 
 #[test]

@@ -29,6 +29,7 @@ async fn agent_with(client: &McpClient, model: &Arc<ScriptedModel>, mode: Permis
         .workdir(std::env::temp_dir())
         .state(state)
         .build()
+        .unwrap()
 }
 
 #[tokio::test]

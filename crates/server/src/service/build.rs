@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxiscope_agent::{Agent, AgentState, ReActConfig};
+use oxiscope_agent::{Agent, AgentState, ContextConfig, ReActConfig};
 use oxiscope_model::{Credential, DynChatModel, ModelError};
 use oxiscope_permission::PathEnv;
 use oxiscope_providers::{anthropic, ollama, openai_chat};
@@ -80,13 +80,22 @@ pub(crate) async fn build_agent(
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default();
-    Ok(Agent::builder(name, model)
+    // A stored context config that does not parse falls back to the
+    // defaults; one that parses but cannot work is refused.
+    let context: ContextConfig = data
+        .pointer("/chat_config/context_config")
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default();
+    Agent::builder(name, model)
         .system_prompt(prompt)
         .toolkit(Arc::new(toolkit))
         .workdir(workdir)
         .react_config(react)
+        .context_config(context)
         .state(agent_state)
-        .build())
+        .build()
+        .map_err(|e| ApiError::BadRequest(format!("the agent's configuration: {e}")))
 }
 
 /// The chat model for a credential and a model config.

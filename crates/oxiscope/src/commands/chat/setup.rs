@@ -36,7 +36,7 @@ pub(crate) fn agent(
         .toolkit(Arc::new(toolkit))
         .workdir(workdir)
         .state(state)
-        .build())
+        .build()?)
 }
 
 /// The saved context keeps its rules (accepted ones included) and gains

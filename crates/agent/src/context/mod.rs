@@ -1,0 +1,123 @@
+//! Context management: token accounting, compression, per-item limits and
+//! the `CompressContext` tool.
+
+pub(crate) mod compress;
+pub(crate) mod limits;
+pub(crate) mod tokens;
+
+use oxiscope_message::{Msg, RichContent, Role};
+use oxiscope_model::ToolSchema;
+use tokio_util::sync::CancellationToken;
+
+pub use compress::{CompressNext, CompressOutcome, CompressRequest};
+
+use crate::agent::Inner;
+use crate::error::ContextError;
+use crate::state::AgentState;
+use compress::Compressor;
+use tokens::TokenLedger;
+
+/// The name of the tool that lets the agent compress its context.
+pub(crate) const COMPRESS_TOOL: &str = "CompressContext";
+
+/// The `CompressContext` tool's schema.
+pub(crate) fn compress_tool_schema() -> ToolSchema {
+    ToolSchema::function(
+        COMPRESS_TOOL,
+        "Compress the conversation so far into a structured summary, to free room in the \
+         context window. Call it between two pieces of work once you are told the context is \
+         nearly full; it does nothing while the context is still small. Optionally say what \
+         the summary must keep.",
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "instructions": {
+                    "type": "string",
+                    "description": "What the summary must keep (paths, names, decisions, ...)"
+                }
+            },
+            "required": []
+        }),
+    )
+}
+
+/// Runs one compression check through the middlewares' onion.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run_compression(
+    inner: &Inner,
+    context: &mut Vec<Msg>,
+    summary: &mut RichContent,
+    ledger: &mut TokenLedger,
+    system: &Msg,
+    tools: &[ToolSchema],
+    session_id: &str,
+    cancel: CancellationToken,
+    request: CompressRequest,
+) -> Result<CompressOutcome, ContextError> {
+    let mut models: Vec<&dyn oxiscope_model::DynChatModel> = vec![inner.model.as_ref()];
+    if let Some(f) = &inner.fallback_model {
+        models.push(f.as_ref());
+    }
+    let mut job = Compressor {
+        context,
+        summary,
+        ledger,
+        system,
+        tools,
+        models,
+        offloader: inner.offloader.as_deref(),
+        session_id,
+        context_size: inner.context_size,
+        exact_above: inner.buffer_start(),
+        cancel,
+    };
+    CompressNext::new(&inner.middlewares, &mut job)
+        .run(request)
+        .await
+}
+
+impl Inner {
+    /// The system prompt as the model sees it: the agent's prompt, the
+    /// toolkit's skills, then every middleware's `on_system_prompt`.
+    pub(crate) fn system_msg(&self) -> Msg {
+        let mut base = self.system_prompt.clone();
+        if let Some(skills) = self.toolkit.skills_prompt() {
+            if !base.is_empty() {
+                base.push_str("\n\n");
+            }
+            base.push_str(&skills);
+        }
+        let prompt = self
+            .middlewares
+            .iter()
+            .fold(base, |p, m| m.on_system_prompt(p));
+        let mut msg = Msg::from_text("system", Role::System, prompt);
+        msg.id = "system-prompt".to_owned();
+        msg
+    }
+
+    /// The tools offered to the model in `state`.
+    pub(crate) fn tools_for(&self, state: &AgentState) -> Vec<ToolSchema> {
+        let mut tools = self.toolkit.schemas(&state.tool_context);
+        if self.context.compression_tool_enabled {
+            tools.push(compress_tool_schema());
+        }
+        if let Some(schema) = &state.reply_context.structured_schema
+            && state.reply_context.structured_output.is_none()
+        {
+            tools.push(crate::structured::tool_schema(schema));
+        }
+        tools
+    }
+
+    /// The compression threshold in tokens.
+    pub(crate) fn threshold(&self) -> usize {
+        (self.context.trigger_ratio * self.context_size as f64) as usize
+    }
+
+    /// Where the buffer before the threshold starts, in tokens.
+    pub(crate) fn buffer_start(&self) -> usize {
+        let ratio = (self.context.trigger_ratio - self.context.context_buffer_ratio).max(0.0);
+        (ratio * self.context_size as f64) as usize
+    }
+}
