@@ -157,3 +157,71 @@ fn idle_agent_with_50_messages() -> Agent {
     let model: Arc<dyn DynChatModel> = Arc::new(ScriptedModel::new([]));
     Agent::builder("bench", model).state(state).build().unwrap()
 }
+
+/// A 2,000-message context (1,000 questions and answers of ~50 tokens,
+/// each different) counted with GPT-4o's real tokenizer.
+fn long_agent(context_size: u64, turns: Vec<ScriptedTurn>) -> Agent {
+    let mut state = state();
+    for i in 0..1000 {
+        let words: String = (0..40)
+            .map(|w| format!("w{} ", (i * 7 + w) % 997))
+            .collect();
+        state
+            .context
+            .push(Msg::user("user", format!("Question {i}: {words}")).unwrap());
+        state
+            .context
+            .push(Msg::assistant("bench", format!("Answer {i}: {words}")).unwrap());
+    }
+    let model = ScriptedModel::new(turns)
+        .with_model_name("gpt-4o")
+        .with_context_size(context_size);
+    let model: Arc<dyn DynChatModel> = Arc::new(model);
+    Agent::builder("bench", model).state(state).build().unwrap()
+}
+
+/// Token accounting and the compression decision over 2,000 messages with
+/// nothing cached yet (a fresh agent): every message is counted.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn context_check_2000_messages_uncached(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    bencher
+        .with_inputs(|| long_agent(400_000, vec![]))
+        .bench_local_values(|a| rt.block_on(a.compress_context(None, None)).unwrap());
+}
+
+/// The same check once the counts are cached, as every reasoning step
+/// after the first sees it.
+#[divan::bench]
+fn context_check_2000_messages_cached(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    let a = long_agent(400_000, vec![]);
+    let warm = rt.block_on(a.compress_context(None, None)).unwrap();
+    assert!(!warm.compressed && warm.tokens_before > 100_000, "{warm:?}");
+    bencher.bench_local(|| rt.block_on(a.compress_context(None, None)).unwrap());
+}
+
+/// A compression of the 2,000 messages (the scripted model answers the
+/// summary at once): choosing the cut, building the summary request,
+/// applying the summary, recounting.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn compress_2000_messages(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    let summary = r#"{"task_overview": "t", "current_state": "c", "important_discoveries": "i", "next_steps": "n", "context_to_preserve": "p"}"#;
+    bencher
+        .with_inputs(|| {
+            long_agent(
+                100_000,
+                vec![ScriptedTurn::tool_call(
+                    "s",
+                    oxiscope_model::STRUCTURED_OUTPUT_TOOL,
+                    summary,
+                )],
+            )
+        })
+        .bench_local_values(|a| {
+            let outcome = rt.block_on(a.compress_context(None, None)).unwrap();
+            assert!(outcome.compressed);
+            outcome
+        });
+}

@@ -27,7 +27,7 @@ pub(crate) enum CounterSource {
 pub(crate) struct TokenLedger {
     source: CounterSource,
     counter: OnceLock<Arc<dyn TokenCounter>>,
-    messages: HashMap<String, (u64, usize)>,
+    messages: HashMap<String, (u64, usize), FastState>,
     tools: Option<(u64, usize)>,
 }
 
@@ -36,7 +36,7 @@ impl TokenLedger {
         Self {
             source,
             counter: OnceLock::new(),
-            messages: HashMap::new(),
+            messages: HashMap::with_hasher(FastState),
             tools: None,
         }
     }
@@ -137,7 +137,7 @@ impl TokenLedger {
 /// change the agent makes (appending, truncating, replacing images); an edit
 /// that keeps every length is not seen.
 pub(crate) fn fingerprint(msg: &Msg) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = FastHasher::default();
     msg.content.len().hash(&mut h);
     msg.name.len().hash(&mut h);
     for block in &msg.content {
@@ -175,13 +175,65 @@ fn rich_print(content: &RichContent, h: &mut impl Hasher) {
 }
 
 fn tools_key(tools: &[ToolSchema]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = FastHasher::default();
     for t in tools {
         t.function.name.hash(&mut h);
         t.function.description.len().hash(&mut h);
         t.function.parameters.to_string().len().hash(&mut h);
     }
     h.finish()
+}
+
+/// A small multiply-rotate hasher for the cache: its keys are our own ids
+/// and lengths, not attacker-chosen, and SipHash cost more than the rest of
+/// a cached check.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        for &b in chunks.remainder() {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Builds [`FastHasher`]s.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FastState;
+
+impl std::hash::BuildHasher for FastState {
+    type Hasher = FastHasher;
+
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher::default()
+    }
 }
 
 /// An upper bound of a message's tokens for the built-in counters: bytes of
