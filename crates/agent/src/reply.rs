@@ -458,7 +458,6 @@ impl Run<'_> {
     /// `tool_result_limit` (each result is looked at once).
     async fn limit_results(&mut self, state: &AgentState) {
         let limit = usize::try_from(self.inner.context.tool_result_limit).unwrap_or(usize::MAX);
-        let counter = std::sync::Arc::clone(self.ledger.counter());
         let offloader = self.inner.offloader.as_deref();
         let last = self.prompt.len() - 1;
         let reply = &mut self.prompt[last];
@@ -466,10 +465,16 @@ impl Run<'_> {
             let ContentBlock::ToolResult(result) = block else {
                 continue;
             };
-            if result.finished_at.is_none() || self.checked.contains(&result.id) {
+            if result.finished_at.is_none() || !self.checked.insert(result.id.clone()) {
                 continue;
             }
-            self.checked.insert(result.id.clone());
+            // Small results are let through without loading a tokenizer.
+            if self.ledger.bounded_by_bytes()
+                && crate::context::tokens::rich_bound(&result.output) <= limit
+            {
+                continue;
+            }
+            let counter = std::sync::Arc::clone(self.ledger.counter());
             crate::context::limits::limit_tool_result(
                 result,
                 limit,

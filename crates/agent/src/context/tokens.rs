@@ -51,7 +51,7 @@ impl TokenLedger {
 
     /// Whether the built-in counters' bound holds: they never count more
     /// tokens than a text has bytes.
-    fn bounded_by_bytes(&self) -> bool {
+    pub(crate) fn bounded_by_bytes(&self) -> bool {
         matches!(self.source, CounterSource::Builtin(_))
     }
 
@@ -258,7 +258,7 @@ fn byte_bound(msg: &Msg) -> usize {
     n
 }
 
-fn rich_bound(content: &RichContent) -> usize {
+pub(crate) fn rich_bound(content: &RichContent) -> usize {
     match content {
         RichContent::Text(t) => t.len(),
         RichContent::Blocks(blocks) => blocks
