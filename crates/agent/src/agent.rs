@@ -17,9 +17,9 @@ use crate::config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, Re
 use crate::context::tokens::{CounterSource, TokenLedger};
 use crate::context::{CompressOutcome, CompressRequest};
 use crate::error::AgentError;
-use crate::middleware::Middleware;
+use crate::middleware::{EventStream, Middleware, ReplyCall, ReplyNext};
 use crate::state::AgentState;
-use crate::stream::ReplyStream;
+use crate::stream::{ReplyItem, ReplyStream};
 use oxiscope_model::TokenCounter;
 use oxiscope_tool::Offloader;
 
@@ -240,14 +240,19 @@ impl Agent {
         schema: Option<Value>,
         cancel: CancellationToken,
     ) -> ReplyStream {
-        let (tx, rx) = mpsc::channel(256);
-        let inner = Arc::clone(&self.inner);
-        let input = input.into();
-        let token = cancel.clone();
-        tokio::spawn(async move {
-            crate::reply::run(inner, input, schema, tx, token).await;
-        });
-        ReplyStream::new(rx, cancel)
+        let gate = Arc::new(crate::gate::EndGate::default());
+        let core = ReplyCore {
+            inner: Arc::clone(&self.inner),
+            cancel: cancel.clone(),
+            gate: Arc::clone(&gate),
+        };
+        let call = ReplyCall {
+            input: input.into(),
+            schema,
+        };
+        let events = ReplyNext::new(core).run(call);
+        let events = Box::pin(crate::gate::Outer { events, gate });
+        ReplyStream::new(events, cancel, Arc::clone(&self.inner))
     }
 
     /// Runs a reply to its end (or pause) and returns the reply message:
@@ -272,20 +277,21 @@ impl Agent {
         input: impl Into<ReplyInput>,
         schema: Option<Value>,
     ) -> Result<Msg, AgentError> {
-        let mut stream = self.reply_stream_with(input, schema, CancellationToken::new());
-        let mut reply_id = None;
+        let stream = self.reply_stream_with(input, schema, CancellationToken::new());
+        let mut items = std::pin::pin!(stream.with_message());
         let mut error = None;
-        while let Some(event) = stream.next().await {
-            match event {
-                AgentEvent::ReplyStart(e) => reply_id = Some(e.reply_id),
-                AgentEvent::ReplyEnd(e) => error = e.error,
-                _ => {}
+        let mut msg = None;
+        while let Some(item) = items.next().await {
+            match item {
+                ReplyItem::Event(AgentEvent::ReplyEnd(e)) => error = e.error,
+                ReplyItem::Message(m) => msg = Some(m),
+                ReplyItem::Event(_) => {}
             }
         }
-        let state = self.inner.state.lock().await;
-        let msg = reply_id
-            .and_then(|id| state.context.iter().rev().find(|m| m.id == id).cloned())
-            .or_else(|| state.reply_msg().cloned());
+        if msg.is_none() {
+            // No reply ran (an interrupt with nothing parked): the last one.
+            msg = self.inner.state.lock().await.reply_msg().cloned();
+        }
         match (msg, error) {
             (_, Some(info)) => Err(AgentError::Failed(info)),
             (Some(m), None) => Ok(m),
@@ -293,6 +299,38 @@ impl Agent {
                 "the reply produced no message".to_owned(),
             )),
         }
+    }
+}
+
+/// What starts the reply at the core of the `on_reply` onion.
+pub(crate) struct ReplyCore {
+    inner: Arc<Inner>,
+    cancel: CancellationToken,
+    gate: Arc<crate::gate::EndGate>,
+}
+
+impl ReplyCore {
+    /// The `on_reply` layer at `at`, outermost first.
+    pub(crate) fn middleware(&self, at: usize) -> Option<Arc<dyn Middleware>> {
+        self.inner.middlewares.get(at).cloned()
+    }
+
+    /// Starts the reply's loop and returns its events.
+    pub(crate) fn start(self, call: ReplyCall) -> EventStream {
+        let (tx, rx) = mpsc::channel(256);
+        let gated = !self.inner.middlewares.is_empty();
+        let gate = Arc::clone(&self.gate);
+        let inner = self.inner;
+        let cancel = self.cancel;
+        tokio::spawn(async move {
+            let gate = gated.then_some(gate);
+            crate::reply::run(inner, call.input, call.schema, tx, cancel, gate).await;
+        });
+        Box::pin(crate::gate::Inner {
+            rx,
+            gate: self.gate,
+            yielded_end: false,
+        })
     }
 }
 

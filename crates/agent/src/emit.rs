@@ -45,6 +45,11 @@ impl Emitter {
         }
     }
 
+    /// The channel (to wait for the consumer to go away).
+    pub(crate) fn sender(&self) -> &mpsc::Sender<AgentEvent> {
+        &self.tx
+    }
+
     /// Whether the consumer dropped the stream.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed || self.tx.is_closed()

@@ -74,6 +74,7 @@ mod config;
 mod context;
 mod emit;
 mod error;
+mod gate;
 mod hitl;
 mod inject;
 mod middleware;
@@ -87,6 +88,9 @@ pub use agent::{Agent, AgentBuilder, DEFAULT_CONTEXT_SIZE, ReplyInput};
 pub use config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
 pub use context::{CompressNext, CompressOutcome, CompressRequest};
 pub use error::{AgentError, ContextError};
-pub use middleware::{ActingCall, ActingNext, Middleware, ModelCall, ModelNext, ReplyEndAction};
+pub use middleware::{
+    ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReasoningCall,
+    ReasoningNext, ReplyCall, ReplyEndAction, ReplyNext,
+};
 pub use state::{AgentState, Awaiting, ReplyContext};
-pub use stream::ReplyStream;
+pub use stream::{ReplyItem, ReplyStream};

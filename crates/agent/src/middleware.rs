@@ -2,7 +2,9 @@
 //!
 //! | hook | kind | runs |
 //! |---|---|---|
+//! | [`on_reply`](Middleware::on_reply) | onion, first registered outermost | around a whole reply; may rewrite the input and the event stream; swallowing a completed `REPLY_END` runs another round |
 //! | [`on_system_prompt`](Middleware::on_system_prompt) | transformer, left to right | every time the prompt is assembled |
+//! | [`on_reasoning`](Middleware::on_reasoning) | onion, first registered outermost | around every reasoning step (model call and the decoding of its answer into events); may rewrite the tool choice and the step's events |
 //! | [`on_model_call`](Middleware::on_model_call) | onion, first registered outermost | around every model call; may rewrite the request or wrap the stream |
 //! | [`on_check_permission`](Middleware::on_check_permission) | chain, in order | after the permission engine decided a tool call |
 //! | [`on_acting`](Middleware::on_acting) | onion, first registered outermost | around every allowed tool call; may rewrite the input or wrap the chunk stream |
@@ -17,7 +19,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use oxiscope_message::{Msg, ToolCallBlock};
+use oxiscope_message::{AgentEvent, Msg, ToolCallBlock};
 use oxiscope_model::{ChatRequest, ChatStream, DynChatModel, ModelError, ToolChoice, ToolSchema};
 use oxiscope_permission::{PermissionContext, PermissionDecision};
 use oxiscope_tool::{ToolCallContext, ToolStream, Toolkit};
@@ -25,6 +27,105 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CompressNext, CompressOutcome, CompressRequest};
+
+/// A stream of events, owned (`'static`), as the event-rewriting hooks pass
+/// them along. A middleware that needs its own state inside the stream
+/// keeps it behind an `Arc` and clones it in.
+pub type EventStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = AgentEvent> + Send>>;
+
+/// A reply about to run, as `on_reply` middleware sees it.
+#[derive(Debug, Clone)]
+pub struct ReplyCall {
+    /// What the reply starts from.
+    pub input: crate::agent::ReplyInput,
+    /// The JSON schema of a required structured output.
+    pub schema: Option<Value>,
+}
+
+/// The rest of the reply onion: the inner middlewares, then the reply
+/// itself.
+pub struct ReplyNext {
+    at: usize,
+    core: crate::agent::ReplyCore,
+}
+
+impl std::fmt::Debug for ReplyNext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplyNext")
+            .field("layer", &self.at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReplyNext {
+    pub(crate) fn new(core: crate::agent::ReplyCore) -> Self {
+        Self { at: 0, core }
+    }
+
+    /// Runs the inner layers with `call` and returns their events. The
+    /// reply starts when the innermost layer is reached.
+    pub fn run(self, call: ReplyCall) -> EventStream {
+        match self.core.middleware(self.at) {
+            Some(layer) => layer.on_reply(
+                call,
+                ReplyNext {
+                    at: self.at + 1,
+                    core: self.core,
+                },
+            ),
+            None => self.core.start(call),
+        }
+    }
+}
+
+/// A reasoning step about to run, as middleware sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReasoningCall {
+    /// The tool choice of the model call (`None`: the model decides).
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// The core of a reasoning step: the model call, decoded into events.
+pub(crate) trait ReasoningCore: Send + Sync {
+    fn run(&self, call: ReasoningCall) -> BoxFuture<'_, EventStream>;
+}
+
+/// The rest of the reasoning onion: the inner middlewares, then the model
+/// call.
+#[derive(Clone, Copy)]
+pub struct ReasoningNext<'a> {
+    rest: &'a [Arc<dyn Middleware>],
+    core: &'a dyn ReasoningCore,
+}
+
+impl std::fmt::Debug for ReasoningNext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReasoningNext")
+            .field("layers", &self.rest.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> ReasoningNext<'a> {
+    pub(crate) fn new(rest: &'a [Arc<dyn Middleware>], core: &'a dyn ReasoningCore) -> Self {
+        Self { rest, core }
+    }
+
+    /// Runs the inner layers with `call`; the stream holds the step's
+    /// events (`MODEL_CALL_START`, the blocks, `MODEL_CALL_END`).
+    pub fn run(self, call: ReasoningCall) -> BoxFuture<'a, EventStream> {
+        match self.rest.split_first() {
+            Some((first, rest)) => first.on_reasoning(
+                call,
+                ReasoningNext {
+                    rest,
+                    core: self.core,
+                },
+            ),
+            None => self.core.run(call),
+        }
+    }
+}
 use crate::error::ContextError;
 use crate::state::AgentState;
 
@@ -136,6 +237,33 @@ pub trait Middleware: Send + Sync + Debug {
     /// Rewrites the system prompt.
     fn on_system_prompt(&self, prompt: String) -> String {
         prompt
+    }
+
+    /// Wraps a whole reply: rewrite `call`, call `next.run(call)`, and map
+    /// the reply's events (add, change or drop them) on their way to the
+    /// consumer. The agent's state records what the agent did (the events
+    /// before this hook).
+    ///
+    /// Swallowing a `completed` `REPLY_END` — asking for the next event
+    /// instead of passing it on — runs another reasoning-acting round in the
+    /// same reply (same reply id, `max_iters` still applies). With any
+    /// middleware installed, a reply therefore completes when its
+    /// `REPLY_END` is read or the stream is dropped.
+    fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
+        next.run(call)
+    }
+
+    /// Wraps a reasoning step: rewrite `call`, call `next.run(call)`, and
+    /// map its events (add, change or drop them) before they are applied
+    /// to the reply and streamed. Events that do not fit the reply (a delta
+    /// for a block that is not open, say) are dropped with a warning, so
+    /// the state stays consistent.
+    fn on_reasoning<'a>(
+        &'a self,
+        call: ReasoningCall,
+        next: ReasoningNext<'a>,
+    ) -> BoxFuture<'a, EventStream> {
+        next.run(call)
     }
 
     /// Wraps a model call: rewrite `call`, call `next.run(call)`, and

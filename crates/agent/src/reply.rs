@@ -21,10 +21,14 @@ use crate::context::tokens::TokenLedger;
 use crate::context::{CompressOutcome, CompressRequest};
 use crate::emit::Emitter;
 use crate::error::AgentError;
+use crate::gate::{Decision, EndGate};
 use crate::inject::{ContextUsage, Facts};
-use crate::middleware::{ModelCall, ModelNext, ReplyEndAction};
-use crate::reasoning::{BlockTranslator, was_interrupted};
+use crate::middleware::{EventStream, ModelCall, ModelNext, ReplyEndAction};
+use crate::middleware::{ReasoningCall, ReasoningCore, ReasoningNext};
+use crate::reasoning::{Slot, record, translate, was_interrupted};
 use crate::state::{AgentState, Awaiting, ReplyContext, pending_calls};
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 
 /// The text of the tool result given to calls closed by an interruption.
 pub(crate) const INTERRUPTED_RESULT: &str =
@@ -60,6 +64,8 @@ pub(crate) struct Run<'a> {
     pub(crate) checked: std::collections::HashSet<String>,
     /// The newest failing call a tool-failure hint was given for.
     pub(crate) hinted_failure: Option<String>,
+    /// Set when `on_reply` middleware may swallow the end of the reply.
+    pub(crate) gate: Option<Arc<EndGate>>,
 }
 
 /// Runs one reply over the agent's state, sending its events to `tx`.
@@ -69,6 +75,7 @@ pub(crate) async fn run(
     schema: Option<Value>,
     tx: mpsc::Sender<AgentEvent>,
     cancel: CancellationToken,
+    gate: Option<Arc<EndGate>>,
 ) {
     let mut guard = inner.state.lock().await;
     let state = &mut *guard;
@@ -114,6 +121,7 @@ pub(crate) async fn run(
         ledger: inner.ledger.lock().await,
         checked: std::collections::HashSet::new(),
         hinted_failure: None,
+        gate,
     };
     run.prompt.push(inner.system_msg());
     if let Some(summary) = summary_msg(&state.summary) {
@@ -360,7 +368,12 @@ impl Run<'_> {
                     self.answered = false;
                     continue;
                 }
-                return Ok(self.end(state, ReplyFinishedReason::Completed, None).await);
+                if self.end_completed(state).await? {
+                    return Ok(Ending::Finished(ReplyFinishedReason::Completed));
+                }
+                // An `on_reply` middleware swallowed the end: another round.
+                self.answered = false;
+                continue;
             }
             let max = self.inner.react.max_iters;
             if state.reply_context.cur_iter >= max {
@@ -417,12 +430,11 @@ impl Run<'_> {
         if choice.is_none() {
             self.inject_runtime_state(state, &outcome).await?;
         }
+        let calls_before = self.reply().tool_calls().count();
         let last = self.call_model(state, choice).await?;
         state.reply_context.cur_iter += 1;
-        self.answered = !last
-            .content
-            .iter()
-            .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+        // Judged by what reached the reply (a middleware may drop a call).
+        self.answered = self.reply().tool_calls().count() == calls_before;
         if was_interrupted(&last) {
             self.cancel.cancel();
         }
@@ -585,66 +597,56 @@ impl Run<'_> {
         }
     }
 
-    /// Calls the model (retrying setup failures, then the fallback model)
-    /// and streams the answer into the reply.
+    /// One model call through the middlewares' `on_reasoning`: its events
+    /// are applied to the reply and streamed; returns the model's final
+    /// chunk.
     async fn call_model(
         &mut self,
         state: &AgentState,
         choice: Option<ToolChoice>,
     ) -> Result<ChatResponse, AgentError> {
         let tools = self.inner.tools_for(state);
-        let models = std::iter::once(&self.inner.model).chain(self.inner.fallback_model.iter());
-        let mut last_error: Option<ModelError> = None;
-        for model in models {
-            let attempts = self.inner.model_config.max_retries + 1;
-            for attempt in 0..attempts {
-                let name = model.model_name().to_owned();
-                self.emit(ModelCallStartEvent::new(self.reply_id(), name).into())
-                    .await?;
-                // A reply with nothing in it yet is not sent (providers reject
-                // an empty assistant turn).
-                let upto = self.prompt.len() - usize::from(self.reply_is_empty());
-                let call = ModelCall {
-                    messages: Cow::Borrowed(&self.prompt[..upto]),
-                    tools: Cow::Borrowed(&tools),
-                    tool_choice: choice.clone(),
-                    cancel: self.cancel.child_token(),
-                };
-                let next = ModelNext::new(&self.inner.middlewares, model.as_ref());
-                match next.run(call).await {
-                    Ok(stream) => {
-                        let reply_id = self.reply_id();
-                        let last = self.prompt.len() - 1;
-                        let translator = BlockTranslator::new(&reply_id);
-                        return translator
-                            .run(stream, &mut self.prompt[last], &mut self.em)
-                            .await;
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, attempt, "model call failed");
-                        // The call never started: close it for the stream.
-                        let end = oxiscope_message::ModelCallEndEvent::new(
-                            self.reply_id(),
-                            0,
-                            0,
-                            0,
-                            0,
-                            oxiscope_message::FinishedReason::Interrupted,
-                        );
-                        self.emit(end.into()).await?;
-                        let retry = e.is_retryable() && attempt + 1 < attempts;
-                        last_error = Some(e);
-                        if !retry {
-                            break;
-                        }
-                    }
-                }
+        let slot = Slot::default();
+        let mut events = {
+            // A reply with nothing in it yet is not sent (providers reject
+            // an empty assistant turn).
+            let upto = self.prompt.len() - usize::from(self.reply_is_empty());
+            let core = ModelStep {
+                inner: self.inner,
+                messages: &self.prompt[..upto],
+                tools: &tools,
+                reply_id: self.reply_id(),
+                cancel: self.cancel.clone(),
+                slot: Arc::clone(&slot),
+            };
+            ReasoningNext::new(&self.inner.middlewares, &core)
+                .run(ReasoningCall {
+                    tool_choice: choice,
+                })
+                .await
+        };
+        while let Some(event) = events.next().await {
+            let last = self.prompt.len() - 1;
+            if let Err(e) = self.prompt[last].append_event(&event) {
+                tracing::warn!(error = %e, "dropping an event that does not fit the reply");
+                continue;
             }
+            self.em.send(event).await;
         }
-        Err(last_error.map_or_else(
-            || AgentError::Internal("no model to call".to_owned()),
-            AgentError::Model,
-        ))
+        drop(events);
+        let outcome = std::mem::take(
+            &mut *slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if let Some(e) = outcome.error {
+            return Err(e);
+        }
+        let last = outcome.last.ok_or_else(|| {
+            AgentError::Internal("the reasoning step ended without the model's answer".to_owned())
+        })?;
+        crate::reasoning::keep_provider_fields(self.reply(), &last);
+        Ok(last)
     }
 
     /// `max_iters` reached: one last call without tools asks for a summary.
@@ -710,6 +712,34 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Ends the reply as completed; with `on_reply` middleware, the end
+    /// counts only once it reached the consumer. `Ok(false)`: it was
+    /// swallowed, and the reply goes on (within `max_iters`).
+    async fn end_completed(&mut self, state: &AgentState) -> Result<bool, AgentError> {
+        let Some(gate) = self.gate.clone() else {
+            self.end(state, ReplyFinishedReason::Completed, None).await;
+            return Ok(true);
+        };
+        let end: AgentEvent = ReplyEndEvent::new(
+            state.session_id.clone(),
+            self.reply_id(),
+            ReplyFinishedReason::Completed,
+            None,
+        )
+        .into();
+        gate.sent();
+        self.em.send(end.clone()).await;
+        let decision = gate.wait(self.em.sender()).await;
+        if decision == Some(Decision::Continue) && !self.cancel.is_cancelled() {
+            return Ok(false);
+        }
+        // Delivered, or nobody is listening any more: the reply ends.
+        self.reply()
+            .append_event(&end)
+            .map_err(|e| AgentError::Internal(e.to_string()))?;
+        Ok(true)
+    }
+
     /// Emits `REPLY_END`.
     pub(crate) async fn end(
         &mut self,
@@ -722,5 +752,71 @@ impl Run<'_> {
             tracing::error!(error = %e, "could not record the end of the reply");
         }
         Ending::Finished(reason)
+    }
+}
+
+/// The core of a reasoning step: calls the model (retrying setup failures,
+/// then the fallback model) and decodes its answer into events.
+struct ModelStep<'a> {
+    inner: &'a Inner,
+    messages: &'a [Msg],
+    tools: &'a [oxiscope_model::ToolSchema],
+    reply_id: String,
+    cancel: CancellationToken,
+    slot: Slot,
+}
+
+impl ReasoningCore for ModelStep<'_> {
+    fn run(&self, call: ReasoningCall) -> BoxFuture<'_, EventStream> {
+        Box::pin(async move {
+            let mut prefix: Vec<AgentEvent> = Vec::new();
+            let models = std::iter::once(&self.inner.model).chain(self.inner.fallback_model.iter());
+            let mut last_error: Option<ModelError> = None;
+            for model in models {
+                let attempts = self.inner.model_config.max_retries + 1;
+                for attempt in 0..attempts {
+                    let name = model.model_name().to_owned();
+                    prefix.push(ModelCallStartEvent::new(self.reply_id.clone(), name).into());
+                    let request = ModelCall {
+                        messages: Cow::Borrowed(self.messages),
+                        tools: Cow::Borrowed(self.tools),
+                        tool_choice: call.tool_choice.clone(),
+                        cancel: self.cancel.child_token(),
+                    };
+                    let next = ModelNext::new(&self.inner.middlewares, model.as_ref());
+                    match next.run(request).await {
+                        Ok(stream) => {
+                            let body =
+                                translate(stream, self.reply_id.clone(), Arc::clone(&self.slot));
+                            return futures_util::stream::iter(prefix).chain(body).boxed();
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, attempt, "model call failed");
+                            // The call never started: close it for the stream.
+                            let end = oxiscope_message::ModelCallEndEvent::new(
+                                self.reply_id.clone(),
+                                0,
+                                0,
+                                0,
+                                0,
+                                oxiscope_message::FinishedReason::Interrupted,
+                            );
+                            prefix.push(end.into());
+                            let retry = e.is_retryable() && attempt + 1 < attempts;
+                            last_error = Some(e);
+                            if !retry {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            let error = last_error.map_or_else(
+                || AgentError::Internal("no model to call".to_owned()),
+                AgentError::Model,
+            );
+            record(&self.slot, |o| o.error = Some(error));
+            futures_util::stream::iter(prefix).boxed()
+        })
     }
 }

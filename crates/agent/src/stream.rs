@@ -1,12 +1,15 @@
 //! The stream a reply returns.
 
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
-use futures_util::Stream;
-use oxiscope_message::AgentEvent;
-use tokio::sync::mpsc;
+use futures_util::{Stream, StreamExt};
+use oxiscope_message::{AgentEvent, Msg};
 use tokio_util::sync::CancellationToken;
+
+use crate::agent::Inner;
+use crate::middleware::EventStream;
 
 /// The events of one reply.
 ///
@@ -17,22 +20,44 @@ use tokio_util::sync::CancellationToken;
 /// `exceed_max_iters` or `error` — or, when the reply parks, with
 /// `REQUIRE_USER_CONFIRM` / `REQUIRE_EXTERNAL_EXECUTION` (the reply is not
 /// finished; it continues when the answer arrives). An interrupt sent to an
-/// agent that is not parked is a no-op: the stream is empty.
+/// agent that is not parked is a no-op: the stream is empty. `on_reply`
+/// middleware may change what is streamed.
 ///
 /// # Cancel safety
 /// Dropping the stream interrupts the reply: the agent stops at the next
 /// safe point, closes unfinished tool calls with interrupted results, keeps
 /// the partial text and ends the reply as interrupted in its state, so the
 /// next reply can start at once.
-#[derive(Debug)]
 pub struct ReplyStream {
-    rx: mpsc::Receiver<AgentEvent>,
+    events: EventStream,
     cancel: CancellationToken,
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ReplyStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplyStream").finish_non_exhaustive()
+    }
+}
+
+/// An item of [`ReplyStream::with_message`]: every event, then the reply
+/// message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyItem {
+    /// An event of the reply.
+    Event(AgentEvent),
+    /// The reply message as the agent's state holds it once the stream
+    /// ended: finished (`finished_reason` set) or parked.
+    Message(Msg),
 }
 
 impl ReplyStream {
-    pub(crate) fn new(rx: mpsc::Receiver<AgentEvent>, cancel: CancellationToken) -> Self {
-        Self { rx, cancel }
+    pub(crate) fn new(events: EventStream, cancel: CancellationToken, inner: Arc<Inner>) -> Self {
+        Self {
+            events,
+            cancel,
+            inner,
+        }
     }
 
     /// Interrupts the reply; the stream then ends with `REPLY_END`
@@ -40,13 +65,38 @@ impl ReplyStream {
     pub fn interrupt(&self) {
         self.cancel.cancel();
     }
+
+    /// The same events, followed by the reply message once the reply
+    /// ended or parked (nothing more when the input started no reply).
+    pub fn with_message(self) -> impl Stream<Item = ReplyItem> + Send {
+        let inner = Arc::clone(&self.inner);
+        let reply_id: Arc<Mutex<Option<String>>> = Arc::default();
+        let seen = Arc::clone(&reply_id);
+        let events = self.map(move |event| {
+            if let AgentEvent::ReplyStart(start) = &event {
+                *seen.lock().unwrap_or_else(PoisonError::into_inner) = Some(start.reply_id.clone());
+            }
+            ReplyItem::Event(event)
+        });
+        let last = futures_util::stream::once(async move {
+            let id = reply_id
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()?;
+            let state = inner.state.lock().await;
+            let msg = state.context.iter().rev().find(|m| m.id == id)?.clone();
+            Some(ReplyItem::Message(msg))
+        })
+        .filter_map(futures_util::future::ready);
+        events.chain(last)
+    }
 }
 
 impl Stream for ReplyStream {
     type Item = AgentEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        self.rx.poll_recv(cx)
+        self.events.as_mut().poll_next(cx)
     }
 }
 

@@ -3,14 +3,17 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use oxiscope_agent::{
-    ActingCall, ActingNext, AgentState, Middleware, ModelCall, ModelNext, ReplyEndAction,
+    ActingCall, ActingNext, AgentState, EventStream, Middleware, ModelCall, ModelNext,
+    ReasoningCall, ReasoningNext, ReplyCall, ReplyEndAction, ReplyInput, ReplyItem, ReplyNext,
 };
-use oxiscope_message::{MediaBlock, Msg, PermissionBehavior, Role, ToolCallBlock};
+use oxiscope_message::{
+    AgentEvent, MediaBlock, Msg, PermissionBehavior, Role, TextBlockDeltaEvent, ToolCallBlock,
+};
 use oxiscope_model::{ChatStream, DynChatModel, ModelError};
 use oxiscope_permission::{PermissionContext, PermissionDecision};
 use oxiscope_test_support::ScriptedTurn;
@@ -137,4 +140,126 @@ async fn middlewares_wrap_the_model_call_in_order_and_shape_the_reply() {
         "added by middleware"
     );
     assert_eq!(order.lock().unwrap()[..2], ["outer", "inner"]);
+}
+
+/// Upper-cases the text of every reasoning step and records the order in
+/// which layers saw the step.
+#[derive(Debug)]
+struct Shouter {
+    label: &'static str,
+    order: Arc<std::sync::Mutex<Vec<&'static str>>>,
+}
+
+impl Middleware for Shouter {
+    fn on_reasoning<'a>(
+        &'a self,
+        call: ReasoningCall,
+        next: ReasoningNext<'a>,
+    ) -> BoxFuture<'a, EventStream> {
+        Box::pin(async move {
+            self.order.lock().unwrap().push(self.label);
+            let events = next.run(call).await;
+            let shout = self.label == "outer";
+            let bogus: AgentEvent =
+                TextBlockDeltaEvent::new("r".to_owned(), "no-such-block".to_owned(), "x".into())
+                    .into();
+            events
+                .map(move |e| match e {
+                    AgentEvent::TextBlockDelta(mut d) if shout => {
+                        d.delta = d.delta.to_uppercase();
+                        AgentEvent::TextBlockDelta(d)
+                    }
+                    other => other,
+                })
+                // A delta for a block that is not open: dropped, not fatal.
+                .chain(futures_util::stream::iter([bogus]))
+                .boxed()
+        })
+    }
+}
+
+#[tokio::test]
+async fn reasoning_middleware_rewrites_the_events_the_state_records() {
+    let model = scripted(vec![ScriptedTurn::text("quiet words")]);
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let dynamic: Arc<dyn DynChatModel> = model.clone();
+    let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
+        .middleware(Shouter {
+            label: "outer",
+            order: order.clone(),
+        })
+        .middleware(Shouter {
+            label: "inner",
+            order: order.clone(),
+        })
+        .build()
+        .unwrap();
+    let events = collect(agent.reply_stream(user("hi"))).await;
+    let streamed = rebuild(&events, None);
+    assert_eq!(streamed.text(""), "QUIET WORDS");
+    assert_eq!(state_reply(&agent).await.text(""), "QUIET WORDS");
+    assert_eq!(*order.lock().unwrap(), ["outer", "inner"]);
+    assert!(matches!(events.last(), Some(AgentEvent::ReplyEnd(e)) if e.error.is_none()));
+}
+
+/// Swallows the first `REPLY_END` (asking for another round) and rewrites
+/// the input.
+#[derive(Debug, Default)]
+struct OneMoreRound;
+
+impl Middleware for OneMoreRound {
+    fn on_reply(&self, mut call: ReplyCall, next: ReplyNext) -> EventStream {
+        if let ReplyInput::Msgs(msgs) = &mut call.input {
+            msgs.push(Msg::user("user", "(be thorough)").unwrap());
+        }
+        let swallowed = Arc::new(AtomicBool::new(false));
+        next.run(call)
+            .filter(move |e| {
+                let end = matches!(e, AgentEvent::ReplyEnd(_));
+                futures_util::future::ready(!end || swallowed.swap(true, Ordering::SeqCst))
+            })
+            .boxed()
+    }
+}
+
+#[tokio::test]
+async fn a_reply_middleware_that_swallows_the_end_forces_another_round() {
+    let model = scripted(vec![
+        ScriptedTurn::text("First try."),
+        ScriptedTurn::text("Second, thorough try."),
+    ]);
+    let dynamic: Arc<dyn DynChatModel> = model.clone();
+    let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
+        .middleware(OneMoreRound)
+        .build()
+        .unwrap();
+    let items: Vec<ReplyItem> = agent
+        .reply_stream(user("Answer."))
+        .with_message()
+        .collect()
+        .await;
+    let events: Vec<AgentEvent> = items
+        .iter()
+        .filter_map(|i| match i {
+            ReplyItem::Event(e) => Some(e.clone()),
+            ReplyItem::Message(_) => None,
+        })
+        .collect();
+    let t = types(&events);
+    assert_eq!(t.iter().filter(|x| **x == "REPLY_START").count(), 1);
+    assert_eq!(t.iter().filter(|x| **x == "REPLY_END").count(), 1);
+    assert_eq!(t.last(), Some(&"REPLY_END"));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].messages[2].text(""), "(be thorough)");
+    // The message comes last, and equals the state's.
+    let Some(ReplyItem::Message(msg)) = items.last() else {
+        panic!("no message at the end")
+    };
+    assert_eq!(msg.text(" "), "First try. Second, thorough try.");
+    assert_eq!(
+        msg.finished_reason,
+        Some(oxiscope_message::ReplyFinishedReason::Completed)
+    );
+    assert_eq!(*msg, state_reply(&agent).await);
 }
