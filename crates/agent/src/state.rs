@@ -181,15 +181,19 @@ pub enum Awaiting {
     ExternalResult,
 }
 
-pub(crate) fn pending_calls(msg: &Msg) -> Vec<&ToolCallBlock> {
-    let answered: std::collections::HashSet<&str> = msg
-        .content
+/// The ids of the calls of `msg` that have a finished result.
+pub(crate) fn answered_ids(msg: &Msg) -> std::collections::HashSet<&str> {
+    msg.content
         .iter()
         .filter_map(|b| match b {
             ContentBlock::ToolResult(r) if r.finished_at.is_some() => Some(r.id.as_str()),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+pub(crate) fn pending_calls(msg: &Msg) -> Vec<&ToolCallBlock> {
+    let answered = answered_ids(msg);
     msg.tool_calls()
         .filter(|c| !answered.contains(c.id.as_str()))
         .collect()

@@ -369,14 +369,7 @@ fn boundaries(msg: &Msg) -> Vec<bool> {
     let len = msg.content.len();
     let mut valid = vec![false; len + 1];
     let mut open: HashSet<&str> = HashSet::new();
-    let results: HashSet<&str> = msg
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult(r) if r.finished_at.is_some() => Some(r.id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let results = crate::state::answered_ids(msg);
     let mut unanswered = false;
     for (b, block) in msg.content.iter().enumerate() {
         valid[b] = open.is_empty() && !unanswered;

@@ -24,20 +24,6 @@ fn marker(path: Option<&str>) -> String {
     text
 }
 
-/// The tokens of a tool result's output.
-fn output_tokens(counter: &dyn TokenCounter, output: &RichContent) -> usize {
-    match output {
-        RichContent::Text(t) => counter.count_text(t),
-        RichContent::Blocks(blocks) => blocks
-            .iter()
-            .map(|b| match b {
-                MediaBlock::Text(t) => counter.count_text(&t.text),
-                MediaBlock::Data(_) => counter.data_block_tokens(),
-            })
-            .sum(),
-    }
-}
-
 /// Cuts `result` to `limit` tokens when it is longer, offloading the full
 /// result first when an offloader is set. Returns whether it was cut.
 pub(crate) async fn limit_tool_result(
@@ -47,7 +33,7 @@ pub(crate) async fn limit_tool_result(
     offloader: Option<&dyn Offloader>,
     session_id: &str,
 ) -> bool {
-    if output_tokens(counter, &result.output) <= limit {
+    if counter.count_rich(&result.output) <= limit {
         return false;
     }
     let path = match offloader {

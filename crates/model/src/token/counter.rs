@@ -60,6 +60,12 @@ pub trait TokenCounter: Send + Sync + Debug {
         DATA_BLOCK_TOKENS
     }
 
+    /// The tokens of rich content (a tool result's output, a hint): its
+    /// texts, and every data block at the flat data-block cost.
+    fn count_rich(&self, content: &RichContent) -> usize {
+        count_rich(self, content)
+    }
+
     /// The tokens of one message, framing included (see the trait contract).
     fn count_message(&self, msg: &Msg) -> usize {
         count_message(self, msg)
