@@ -10,7 +10,7 @@ use oxiscope_model::{Credential, DynChatModel, ModelError};
 use oxiscope_permission::PathEnv;
 use oxiscope_providers::{anthropic, ollama, openai_chat};
 use oxiscope_storage::{AgentRecord, SessionRecord};
-use oxiscope_tool::{BASIC_GROUP, Toolkit, builtin_tools};
+use oxiscope_tool::{BASIC_GROUP, FileOffloader, Toolkit, builtin_tools};
 use serde_json::Value;
 
 use crate::api::ChatModelConfig;
@@ -90,6 +90,9 @@ pub(crate) async fn build_agent(
     Agent::builder(name, model)
         .system_prompt(prompt)
         .toolkit(Arc::new(toolkit))
+        // Offloaded context lands in the workspace (`sessions/`, `data/`),
+        // where the agent's file tools can read it back.
+        .offloader(Arc::new(FileOffloader::new(&workdir)))
         .workdir(workdir)
         .react_config(react)
         .context_config(context)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use oxiscope_agent::{Agent, AgentState};
 use oxiscope_model::DynChatModel;
 use oxiscope_permission::{PathEnv, PermissionContext};
-use oxiscope_tool::{BASIC_GROUP, Toolkit, builtin_tools};
+use oxiscope_tool::{BASIC_GROUP, FileOffloader, Toolkit, builtin_tools};
 
 use super::settings::Settings;
 
@@ -31,12 +31,17 @@ pub(crate) fn agent(
     }
     let mut state = saved.unwrap_or_default();
     state.permission_context = merge_permissions(state.permission_context, &settings.permissions);
-    Ok(Agent::builder(AGENT_NAME, model)
+    let mut builder = Agent::builder(AGENT_NAME, model)
         .system_prompt(system_prompt(workdir))
         .toolkit(Arc::new(toolkit))
         .workdir(workdir)
-        .state(state)
-        .build()?)
+        .state(state);
+    // What leaves the context (compressed messages, cut tool results,
+    // dropped images) is kept in the data directory, readable on demand.
+    if let Ok(dir) = super::settings::data_dir() {
+        builder = builder.offloader(Arc::new(FileOffloader::new(dir.join("workspace"))));
+    }
+    Ok(builder.build()?)
 }
 
 /// The saved context keeps its rules (accepted ones included) and gains
