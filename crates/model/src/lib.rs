@@ -67,8 +67,8 @@ pub use model_class::{EmbeddingFamily, ModelClass};
 pub use secret::{SECRET_MASK, Secret};
 pub use structured::{
     AttemptFailure, JsonRepairer, RepairError, STRUCTURED_OUTPUT_TOOL, StructuredError,
-    StructuredOptions, StructuredOutput, Violation, generate_structured_output, parse_json_lenient,
-    repair_json_arguments, structured_output_tool,
+    StructuredOptions, StructuredOutput, Violation, coerce_to_schema, generate_structured_output,
+    parse_json_lenient, repair_json_arguments, structured_output_tool,
 };
 pub use token::{
     ApproxCounter, BpeCounter, BpeEncoding, DATA_BLOCK_TOKENS, MESSAGE_OVERHEAD, NAME_OVERHEAD,

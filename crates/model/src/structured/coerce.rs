@@ -1,4 +1,5 @@
-//! Schema-guided coercion of values a model wrote as strings.
+//! Schema-guided repair of the values a model wrote: the one
+//! implementation behind structured output and tool arguments.
 
 use serde_json::{Number, Value};
 
@@ -9,16 +10,24 @@ const MAX_DEPTH: usize = 64;
 /// unions of self-references cannot blow up.
 const MAX_STEPS: usize = 100_000;
 
-/// Rewrites, in place, strings that the schema says should be something
-/// else, where the string states that value unambiguously:
+/// Repairs `value` in place where `schema` makes the intent unambiguous;
+/// never fails (what it cannot repair is left for validation to report):
 /// - `"3"` for an `integer` (also `"3.0"`), `"2.5"` for a `number`;
 /// - `"true"` / `"false"` (any case) for a `boolean`, `"null"` for `null`;
-/// - a string holding JSON for an `object` or `array`.
+/// - a string holding JSON for an `object` or `array`;
+/// - a whole float (`3.0`) for an `integer`;
+/// - a number or boolean where only a `string` is allowed (`7` → `"7"`);
+/// - in an object: an optional property sent as `null` that does not allow
+///   `null` is dropped, and a missing property with a `default` gets it.
 ///
 /// A string is left alone when the schema also allows strings there, or
-/// when it does not convert; validation then reports it. Follows
-/// `properties`, `additionalProperties`, `items`, `prefixItems`, local
-/// `$ref`s (`#/...`), `allOf`, and the `anyOf` / `oneOf` branches.
+/// when it does not convert. Follows `properties`, `additionalProperties`,
+/// `items`, `prefixItems`, local `$ref`s (`#/...`), `allOf`, and the
+/// `anyOf` / `oneOf` branches.
+pub fn coerce_to_schema(value: &mut Value, schema: &Value) {
+    coerce(value, schema, schema);
+}
+
 pub(crate) fn coerce(value: &mut Value, schema: &Value, root: &Value) {
     let mut steps = MAX_STEPS;
     coerce_at(value, schema, root, 0, &mut steps);
@@ -41,6 +50,9 @@ fn coerce_at(value: &mut Value, schema: &Value, root: &Value, depth: usize, step
     {
         *value = converted;
     }
+    if let Some(converted) = convert_scalar(value, &types) {
+        *value = converted;
+    }
     for branch in ["allOf", "anyOf", "oneOf"]
         .into_iter()
         .filter_map(|k| schema.get(k).and_then(Value::as_array))
@@ -53,6 +65,9 @@ fn coerce_at(value: &mut Value, schema: &Value, root: &Value, depth: usize, step
     match value {
         Value::Object(map) => {
             let props = schema.get("properties").and_then(Value::as_object);
+            if let Some(props) = props {
+                fill_object(map, schema, props, root, depth);
+            }
             let extra = schema.get("additionalProperties").filter(|s| s.is_object());
             for (key, v) in map.iter_mut() {
                 if let Some(sub) = props.and_then(|p| p.get(key)).or(extra) {
@@ -70,6 +85,67 @@ fn coerce_at(value: &mut Value, schema: &Value, root: &Value, depth: usize, step
             }
         }
         _ => {}
+    }
+}
+
+/// A number or boolean in a place whose types do not take it: a whole
+/// float for an `integer`, the text of the scalar for a `string`.
+fn convert_scalar(value: &Value, types: &[&str]) -> Option<Value> {
+    let fits = |t: &&str| match *t {
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        _ => false,
+    };
+    if types.is_empty() || types.iter().any(fits) {
+        return None;
+    }
+    match value {
+        Value::Number(n) if types.contains(&"integer") => n.as_f64().and_then(whole),
+        Value::Number(n) if types.contains(&"string") => Some(Value::String(n.to_string())),
+        Value::Bool(b) if types.contains(&"string") => Some(Value::String(b.to_string())),
+        _ => None,
+    }
+}
+
+/// `f` as an integer when it has no fractional part and fits exactly.
+#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+fn whole(f: f64) -> Option<Value> {
+    let i = f as i64;
+    (f.is_finite() && f.fract() == 0.0 && (i as f64) == f).then(|| i.into())
+}
+
+/// Drops optional properties sent as `null` that do not allow it, and
+/// fills missing properties that have a `default`.
+fn fill_object(
+    map: &mut serde_json::Map<String, Value>,
+    schema: &Value,
+    props: &serde_json::Map<String, Value>,
+    root: &Value,
+    depth: usize,
+) {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, sub) in props {
+        let resolved = resolve(sub, root, depth + 1);
+        if map.get(name).is_some_and(Value::is_null) && !required.contains(&name.as_str()) {
+            let mut types = Vec::new();
+            if let Some(r) = resolved {
+                collect_types(r, root, depth + 1, &mut types);
+            }
+            // An untyped property takes null as it is.
+            if !types.is_empty() && !types.contains(&"null") {
+                map.remove(name);
+            }
+        }
+        if !map.contains_key(name)
+            && let Some(default) = resolved.and_then(|r| r.get("default"))
+        {
+            map.insert(name.clone(), default.clone());
+        }
     }
 }
 
@@ -160,13 +236,8 @@ fn integer(t: &str) -> Option<Value> {
     if let Ok(u) = t.parse::<u64>() {
         return Some(u.into());
     }
-    let f: f64 = t.parse().ok()?;
     // A whole number written with a fraction ("3.0"); i64 range only.
-    #[allow(clippy::cast_possible_truncation)]
-    let i = f as i64;
-    #[allow(clippy::cast_precision_loss)]
-    let exact = f.is_finite() && f.fract() == 0.0 && (i as f64) == f;
-    exact.then(|| i.into())
+    whole(t.parse().ok()?)
 }
 
 #[cfg(test)]

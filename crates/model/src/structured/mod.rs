@@ -1,9 +1,10 @@
 //! Structured output: asking a model for a JSON object that matches a JSON
 //! Schema, through a forced tool call, with repair and bounded retries.
 //!
-//! The repair functions ([`repair_json_arguments`], [`JsonRepairer`]) also
-//! serve tool-argument checking: they parse a model's raw argument text
-//! leniently, coerce obvious type slips the schema settles, and validate.
+//! The repair functions ([`repair_json_arguments`], [`JsonRepairer`],
+//! [`coerce_to_schema`]) also serve tool-argument checking: they parse a
+//! model's raw argument text leniently, coerce obvious type slips the schema
+//! settles, and validate.
 
 mod coerce;
 mod error;
@@ -11,6 +12,7 @@ mod generate;
 mod parse;
 mod repair;
 
+pub use coerce::coerce_to_schema;
 pub use error::{AttemptFailure, RepairError, StructuredError, Violation};
 pub use generate::{
     STRUCTURED_OUTPUT_TOOL, StructuredOptions, StructuredOutput, generate_structured_output,

@@ -39,14 +39,19 @@ impl JsonRepairer {
     /// [`RepairError::InvalidSchema`] when the schema is not a valid JSON
     /// Schema or names a `$ref` that cannot be resolved locally.
     pub fn new(schema: &Value) -> Result<Self, RepairError> {
+        Self::from_schema(schema.clone())
+    }
+
+    /// Like [`JsonRepairer::new`], taking the schema by value.
+    ///
+    /// # Errors
+    /// As [`JsonRepairer::new`].
+    pub fn from_schema(schema: Value) -> Result<Self, RepairError> {
         let validator =
-            jsonschema::validator_for(schema).map_err(|e| RepairError::InvalidSchema {
+            jsonschema::validator_for(&schema).map_err(|e| RepairError::InvalidSchema {
                 message: e.to_string(),
             })?;
-        Ok(Self {
-            schema: schema.clone(),
-            validator,
-        })
+        Ok(Self { schema, validator })
     }
 
     /// The schema.
@@ -76,9 +81,7 @@ impl JsonRepairer {
     /// # Errors
     /// [`RepairError::SchemaMismatch`], as for [`JsonRepairer::repair`].
     pub fn check(&self, mut value: Value) -> Result<Value, RepairError> {
-        if self.validator.is_valid(&value) {
-            return Ok(value);
-        }
+        // Always: a valid value still gets its defaults filled in.
         coerce(&mut value, &self.schema, &self.schema);
         let violations: Vec<Violation> = self
             .validator

@@ -95,7 +95,9 @@ fn a_missing_field_is_reported_at_the_top_level() {
 
 #[test]
 fn every_violation_is_listed_with_its_own_path() {
-    let raw = r#"{"city": 5, "population": 1, "tags": ["ok", 7], "extra": 1}"#;
+    // (A number where a string is expected is repaired into its text, so
+    // the wrong values here are an array and an object.)
+    let raw = r#"{"city": [5], "population": 1, "tags": ["ok", {"n": 7}], "extra": 1}"#;
     let mut paths: Vec<String> = violations(repair_json_arguments(raw, &city()).unwrap_err())
         .into_iter()
         .map(|v| v.path)

@@ -213,7 +213,7 @@ async fn always_invalid_ends_with_the_last_error_after_the_retries() {
 
 #[tokio::test]
 async fn the_default_allows_three_retries() {
-    let bad = || call(r#"{"city": 1, "population": 1}"#);
+    let bad = || call(r#"{"city": ["Paris"], "population": 1}"#);
     let model = ScriptedModel::new([bad(), bad(), bad(), bad(), bad()]);
     let err = generate(&model, StructuredOptions::default())
         .await

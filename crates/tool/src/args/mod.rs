@@ -8,13 +8,17 @@
 //! then filled with the schema default when there is one). Everything else
 //! is reported back to the model as an [`ArgumentError`].
 
-mod repair;
-
 use std::fmt;
 
+use oxiscope_model::{JsonRepairer, RepairError};
 use serde_json::Value;
 
-pub use repair::repair;
+/// Repairs `value` in place where `schema` makes the intent unambiguous
+/// (the repairs listed in the module docs); never fails. The same repair
+/// serves structured output: see [`oxiscope_model::coerce_to_schema`].
+pub fn repair(value: &mut Value, schema: &Value) {
+    oxiscope_model::coerce_to_schema(value, schema);
+}
 
 /// One problem found in the arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,8 +58,7 @@ impl fmt::Display for ArgumentError {
 /// A tool's input schema compiled for validation.
 #[derive(Debug)]
 pub struct ArgumentSchema {
-    schema: Value,
-    validator: jsonschema::Validator,
+    repairer: JsonRepairer,
 }
 
 impl ArgumentSchema {
@@ -65,14 +68,17 @@ impl ArgumentSchema {
     ///
     /// The schema is not a valid JSON schema; the message says why.
     pub fn new(schema: Value) -> Result<Self, String> {
-        let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
-        Ok(Self { schema, validator })
+        let repairer = JsonRepairer::from_schema(schema).map_err(|e| match e {
+            RepairError::InvalidSchema { message } => message,
+            other => other.to_string(),
+        })?;
+        Ok(Self { repairer })
     }
 
     /// The schema.
     #[must_use]
     pub fn schema(&self) -> &Value {
-        &self.schema
+        self.repairer.schema()
     }
 
     /// Parses the model's argument string, repairs it and validates it.
@@ -121,24 +127,26 @@ impl ArgumentSchema {
     /// # Errors
     ///
     /// As [`prepare`](Self::prepare).
-    pub fn check(&self, tool: &str, mut value: Value) -> Result<Value, ArgumentError> {
-        repair(&mut value, &self.schema);
-        let problems: Vec<ArgumentProblem> = self
-            .validator
-            .iter_errors(&value)
-            .map(|e| ArgumentProblem {
-                path: e.instance_path().as_str().to_owned(),
-                message: e.to_string(),
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(value)
-        } else {
-            Err(ArgumentError {
+    pub fn check(&self, tool: &str, value: Value) -> Result<Value, ArgumentError> {
+        self.repairer.check(value).map_err(|e| {
+            let problems = match e {
+                RepairError::SchemaMismatch { violations } => violations
+                    .into_iter()
+                    .map(|v| ArgumentProblem {
+                        path: v.path,
+                        message: v.message,
+                    })
+                    .collect(),
+                other => vec![ArgumentProblem {
+                    path: String::new(),
+                    message: other.to_string(),
+                }],
+            };
+            ArgumentError {
                 tool: tool.to_owned(),
                 problems,
-            })
-        }
+            }
+        })
     }
 }
 
