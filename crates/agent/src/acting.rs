@@ -220,14 +220,16 @@ async fn compress_by_tool(
         Ok(o) if o.compressed => (
             ToolResultState::Success,
             format!(
-                "The context was compressed: {} messages were summarised; the prompt went from                  about {} to {} tokens.",
+                "The context was compressed: {} messages were summarised; the prompt went from \
+                 about {} to {} tokens.",
                 o.messages, o.tokens_before, o.tokens_after
             ),
         ),
         Ok(o) => (
             ToolResultState::Success,
             format!(
-                "Nothing was compressed: the prompt holds about {} tokens, below the {} tokens                  from which compression helps.",
+                "Nothing was compressed: the prompt holds about {} tokens, below the {} tokens \
+                 from which compression helps.",
                 o.tokens_before, o.threshold
             ),
         ),

@@ -249,6 +249,9 @@ impl Agent {
         let call = ReplyCall {
             input: input.into(),
             schema,
+            control: crate::gate::ReplyControl {
+                gate: Arc::clone(&gate),
+            },
         };
         let events = ReplyNext::new(core).run(call);
         let events = Box::pin(crate::gate::Outer { events, gate });

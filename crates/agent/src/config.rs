@@ -227,6 +227,12 @@ impl ContextConfig {
         check("trigger_ratio", t > 0.0 && t <= 0.9, "in (0, 0.9]", t)?;
         let r = self.reserve_ratio;
         check("reserve_ratio", r > 0.0 && r < 0.9, "in (0, 0.9)", r)?;
+        check(
+            "reserve_ratio",
+            r < t,
+            "below `trigger_ratio` (what is kept must fit under the threshold)",
+            r,
+        )?;
         let b = self.context_buffer_ratio;
         check(
             "context_buffer_ratio",

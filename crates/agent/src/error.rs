@@ -63,6 +63,8 @@ pub enum ContextError {
         attempts: usize,
         /// The last failure.
         reason: String,
+        /// The tokens the failed attempts used.
+        usage: Option<Box<oxiscope_model::ChatUsage>>,
     },
 }
 

@@ -1,6 +1,10 @@
 //! The end gate: how a reply learns whether its `REPLY_END` made it through
-//! every `on_reply` middleware to the consumer, or was swallowed (which asks
-//! for another round in the same reply).
+//! the `on_reply` middlewares to the consumer, or whether a middleware
+//! swallowed it and asked for another round ([`ReplyControl::another_round`]).
+//!
+//! Swallowing is explicit: a middleware that merely relays or buffers events
+//! (and so reads ahead) never starts a round by accident. A `REPLY_END` the
+//! innermost stream is asked past without a decision ends that stream.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -62,9 +66,18 @@ impl EndGate {
         }
     }
 
+    /// Whether a `REPLY_END` is out and undecided.
+    fn pending(&self) -> bool {
+        self.with(|s| s.pending)
+    }
+
     /// Waits for the decision on the `REPLY_END` just sent; `None` when the
-    /// consumer went away first.
-    pub(crate) async fn wait(&self, tx: &mpsc::Sender<AgentEvent>) -> Option<Decision> {
+    /// consumer went away or the reply was interrupted first.
+    pub(crate) async fn wait(
+        &self,
+        tx: &mpsc::Sender<AgentEvent>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Option<Decision> {
         loop {
             let notified = self.notify.notified();
             if let Some(d) = self.with(|s| s.decision.take()) {
@@ -73,13 +86,33 @@ impl EndGate {
             tokio::select! {
                 () = notified => {}
                 () = tx.closed() => return self.with(|s| s.decision.take()),
+                () = cancel.cancelled() => return None,
             }
         }
     }
 }
 
-/// The innermost stream: the loop's events. Asked for another event right
-/// after yielding an undecided `REPLY_END`, it reports the end swallowed.
+/// Lets an `on_reply` middleware ask for another round: call
+/// [`another_round`](Self::another_round) when a completed `REPLY_END`
+/// arrives and, instead of passing the event on, ask for the next one.
+#[derive(Debug, Clone)]
+pub struct ReplyControl {
+    pub(crate) gate: Arc<EndGate>,
+}
+
+impl ReplyControl {
+    /// Runs another reasoning-acting round in the same reply instead of
+    /// ending it (same reply id, `max_iters` still applies). Only the
+    /// `REPLY_END` that just arrived is affected; call it before asking for
+    /// the next event. Has no effect at any other time.
+    pub fn another_round(&self) {
+        self.gate.decide(Decision::Continue);
+    }
+}
+
+/// The innermost stream: the loop's events. Asked for another event after
+/// yielding a `REPLY_END` nobody decided on (no round was asked for, and it
+/// has not reached the consumer yet), it ends: the reply is over.
 pub(crate) struct Inner {
     pub(crate) rx: mpsc::Receiver<AgentEvent>,
     pub(crate) gate: Arc<EndGate>,
@@ -91,8 +124,11 @@ impl Stream for Inner {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
         if self.yielded_end {
+            if self.gate.pending() {
+                self.rx.close();
+                return Poll::Ready(None);
+            }
             self.yielded_end = false;
-            self.gate.decide(Decision::Continue);
         }
         let polled = self.rx.poll_recv(cx);
         if let Poll::Ready(Some(AgentEvent::ReplyEnd(_))) = &polled {

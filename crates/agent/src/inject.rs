@@ -161,6 +161,10 @@ pub(crate) fn failure_streak(context: &[Msg], limit: u32) -> Option<FailureStrea
     let limit = limit.max(3) as usize;
     let mut streak: Option<(String, Value, usize, String)> = None;
     'outer: for msg in context.iter().rev() {
+        if msg.role == oxiscope_message::Role::User {
+            // A new request: earlier failures were already hinted at.
+            break;
+        }
         for block in msg.content.iter().rev() {
             let ContentBlock::ToolResult(r) = block else {
                 continue;
@@ -284,6 +288,30 @@ mod tests {
         context.push(reply);
         assert_eq!(runtime_hint(&config, &context, at(10, 20)), None);
         assert!(runtime_hint(&config, &context, at(10, 31)).is_some());
+    }
+
+    #[test]
+    fn a_failure_streak_counts_identical_failures_of_the_current_request_only() {
+        use oxiscope_message::{Role, ToolCallBlock, ToolResultBlock};
+        let fail = |m: &mut Msg, id: &str, args: &str| {
+            m.content.push(ToolCallBlock::new(id, "Bash", args).into());
+            let mut r = ToolResultBlock::new(id, "Bash", "boom", ToolResultState::Error);
+            r.finished_at = Some("2026-11-30T00:00:00".into());
+            m.content.push(r.into());
+        };
+        let mut reply = Msg::reply("a", "r");
+        fail(&mut reply, "1", r#"{"command": "make", "timeout": 5}"#);
+        fail(&mut reply, "2", r#"{"timeout": 5, "command": "make"}"#);
+        assert_eq!(failure_streak(std::slice::from_ref(&reply), 3), None);
+        fail(&mut reply, "3", r#"{ "command":"make","timeout":5 }"#);
+        let streak = failure_streak(std::slice::from_ref(&reply), 3).unwrap();
+        assert_eq!((streak.tool.as_str(), streak.count), ("Bash", 3));
+        // Other arguments break the streak; a new request ends the scan.
+        let mut other = reply.clone();
+        fail(&mut other, "4", r#"{"command": "make test"}"#);
+        assert_eq!(failure_streak(std::slice::from_ref(&other), 3), None);
+        let next = Msg::from_text("u", Role::User, "try again");
+        assert_eq!(failure_streak(&[reply, next], 3), None);
     }
 
     #[test]

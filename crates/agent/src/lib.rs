@@ -31,7 +31,10 @@
 //! results above `tool_result_limit` tokens are cut with a marker, images
 //! beyond `max_image_num` are replaced by a note, and with an
 //! [`Offloader`](oxiscope_tool::Offloader) everything that leaves the
-//! context is saved first and the note names the file. See
+//! context is saved first and the note names the file. When compression
+//! cuts into the running reply, the reply message in the state (and the one
+//! [`Agent::reply`] returns) keeps only what stayed; a consumer that rebuilt
+//! the stream still holds everything. See
 //! [`ContextConfig`], [`Agent::compress_context`] and the `CompressContext`
 //! tool ([`ContextConfig::compression_tool_enabled`]).
 //!
@@ -88,6 +91,7 @@ pub use agent::{Agent, AgentBuilder, DEFAULT_CONTEXT_SIZE, ReplyInput};
 pub use config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
 pub use context::{CompressNext, CompressOutcome, CompressRequest};
 pub use error::{AgentError, ContextError};
+pub use gate::ReplyControl;
 pub use middleware::{
     ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReasoningCall,
     ReasoningNext, ReplyCall, ReplyEndAction, ReplyNext,

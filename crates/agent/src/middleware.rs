@@ -40,6 +40,8 @@ pub struct ReplyCall {
     pub input: crate::agent::ReplyInput,
     /// The JSON schema of a required structured output.
     pub schema: Option<Value>,
+    /// Asks for another round instead of ending the reply.
+    pub control: crate::gate::ReplyControl,
 }
 
 /// The rest of the reply onion: the inner middlewares, then the reply
@@ -244,11 +246,13 @@ pub trait Middleware: Send + Sync + Debug {
     /// consumer. The agent's state records what the agent did (the events
     /// before this hook).
     ///
-    /// Swallowing a `completed` `REPLY_END` — asking for the next event
-    /// instead of passing it on — runs another reasoning-acting round in the
-    /// same reply (same reply id, `max_iters` still applies). With any
-    /// middleware installed, a reply therefore completes when its
-    /// `REPLY_END` is read or the stream is dropped.
+    /// To run another reasoning-acting round instead of ending the reply,
+    /// call `call.control.another_round()` when the completed `REPLY_END`
+    /// arrives and ask for the next event instead of passing it on (same
+    /// reply id, `max_iters` still applies). A layer that only relays or
+    /// buffers events never starts a round. With any middleware installed,
+    /// a reply completes once its `REPLY_END` is read, the stream is
+    /// dropped, or the reply is interrupted.
     fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
         next.run(call)
     }

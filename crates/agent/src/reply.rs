@@ -20,7 +20,7 @@ use crate::context::compress::summary_msg;
 use crate::context::tokens::TokenLedger;
 use crate::context::{CompressOutcome, CompressRequest};
 use crate::emit::Emitter;
-use crate::error::AgentError;
+use crate::error::{AgentError, ContextError};
 use crate::gate::{Decision, EndGate};
 use crate::inject::{ContextUsage, Facts};
 use crate::middleware::{EventStream, ModelCall, ModelNext, ReplyEndAction};
@@ -415,6 +415,10 @@ impl Run<'_> {
         choice: Option<ToolChoice>,
     ) -> Result<(), AgentError> {
         let outcome = self.manage_context(state).await?;
+        if self.cancel.is_cancelled() {
+            // Interrupted while compressing: the loop ends the reply.
+            return Ok(());
+        }
         if state.reply_context.cur_iter == 0
             && choice.is_none()
             && state.reply_context.structured_schema.is_some()
@@ -526,8 +530,13 @@ impl Run<'_> {
         self.prompt.extend(summary_msg(&state.summary));
         self.preamble = self.prompt.len();
         self.prompt.append(&mut context);
-        let outcome = result?;
-        if let Some(usage) = &outcome.usage {
+        // The summary calls' tokens count in the reply, also when they failed.
+        let usage = match &result {
+            Ok(o) => o.usage.clone(),
+            Err(ContextError::SummaryFailed { usage, .. }) => usage.as_deref().cloned(),
+            Err(_) => None,
+        };
+        if let Some(usage) = &usage {
             let name = self.inner.model.model_name().to_owned();
             self.emit(ModelCallStartEvent::new(self.reply_id(), name).into())
                 .await?;
@@ -541,7 +550,7 @@ impl Run<'_> {
             );
             self.emit(end.into()).await?;
         }
-        Ok(outcome)
+        Ok(result?)
     }
 
     async fn inject_runtime_state(
@@ -729,7 +738,7 @@ impl Run<'_> {
         .into();
         gate.sent();
         self.em.send(end.clone()).await;
-        let decision = gate.wait(self.em.sender()).await;
+        let decision = gate.wait(self.em.sender(), &self.cancel).await;
         if decision == Some(Decision::Continue) && !self.cancel.is_cancelled() {
             return Ok(false);
         }

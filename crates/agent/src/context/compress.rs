@@ -164,15 +164,18 @@ impl Compressor<'_> {
         outcome.usage = usage;
         let fields = match result {
             Ok(fields) => Some(fields),
-            Err(reason) if req.config.compression_fallback_to_truncation => {
+            // Interrupted: nothing changes (the reply ends as interrupted).
+            Err(Failure::Interrupted) => return Ok(outcome),
+            Err(Failure::Failed(reason)) if req.config.compression_fallback_to_truncation => {
                 tracing::warn!(%reason, "no summary could be made; dropping the oldest messages");
                 outcome.truncated = Some(reason);
                 None
             }
-            Err(reason) => {
+            Err(Failure::Failed(reason)) => {
                 return Err(ContextError::SummaryFailed {
                     attempts: SUMMARY_ATTEMPTS,
                     reason,
+                    usage: outcome.usage.map(Box::new),
                 });
             }
         };
@@ -191,6 +194,8 @@ impl Compressor<'_> {
                             </system-info>";
                 if previous.is_empty() {
                     note.to_owned()
+                } else if previous.contains(note) {
+                    previous
                 } else {
                     format!("{previous}\n\n{note}")
                 }
@@ -208,6 +213,13 @@ impl Compressor<'_> {
         outcome.compressed = true;
         outcome.messages = old.len();
         outcome.tokens_after = self.total(None);
+        if outcome.tokens_after > threshold {
+            tracing::warn!(
+                tokens = outcome.tokens_after,
+                threshold,
+                "the context is still above the threshold after compression"
+            );
+        }
         Ok(outcome)
     }
 
@@ -216,7 +228,7 @@ impl Compressor<'_> {
         &self,
         old: &[Msg],
         req: &CompressRequest,
-    ) -> (Result<Map<String, Value>, String>, Option<ChatUsage>) {
+    ) -> (Result<Map<String, Value>, Failure>, Option<ChatUsage>) {
         let mut input = Vec::with_capacity(old.len() + 3);
         input.push(self.system.clone());
         input.extend(summary_msg(self.summary));
@@ -257,19 +269,29 @@ impl Compressor<'_> {
                             add_usage(&mut usage, u);
                         }
                         last = e.to_string();
-                        if matches!(
-                            e,
-                            StructuredError::Interrupted { .. }
-                                | StructuredError::InvalidSchema { .. }
-                        ) {
-                            return (Err(last), usage);
+                        if matches!(e, StructuredError::Interrupted { .. })
+                            || self.cancel.is_cancelled()
+                        {
+                            return (Err(Failure::Interrupted), usage);
+                        }
+                        if matches!(e, StructuredError::InvalidSchema { .. }) {
+                            return (Err(Failure::Failed(last)), usage);
                         }
                     }
                 }
             }
         }
-        (Err(last), usage)
+        (Err(Failure::Failed(last)), usage)
     }
+}
+
+/// Why no summary was made.
+#[derive(Debug)]
+enum Failure {
+    /// The reply was interrupted meanwhile.
+    Interrupted,
+    /// Every attempt failed; the last reason.
+    Failed(String),
 }
 
 fn add_usage(total: &mut Option<ChatUsage>, u: &ChatUsage) {
@@ -294,7 +316,7 @@ pub(crate) fn summary_msg(summary: &RichContent) -> Option<Msg> {
 }
 
 /// The id of the summary message.
-const SUMMARY_ID: &str = "context-summary";
+pub(crate) const SUMMARY_ID: &str = "context-summary";
 
 /// Fills `{field}` placeholders with the summary's fields.
 fn render_summary(template: &str, fields: &Map<String, Value>) -> String {
@@ -326,6 +348,7 @@ pub(crate) fn plan_cut(ledger: &mut TokenLedger, context: &[Msg], reserve: usize
         let budget = reserve.saturating_sub(kept);
         let block = inner_cut(ledger, msg, budget);
         let cut = if block == msg.content.len() && i != last {
+            // The whole message goes (its calls all have results).
             Cut {
                 msg: i + 1,
                 block: 0,
@@ -339,16 +362,18 @@ pub(crate) fn plan_cut(ledger: &mut TokenLedger, context: &[Msg], reserve: usize
 }
 
 /// The first block of `msg` to keep: the smallest valid boundary whose
-/// suffix fits `budget` (the block count when nothing fits).
+/// suffix fits `budget`; when none fits, the largest valid boundary (so
+/// calls still waiting for their results always stay).
 fn inner_cut(ledger: &mut TokenLedger, msg: &Msg, budget: usize) -> usize {
     let len = msg.content.len();
     let valid = boundaries(msg);
+    // `valid[0]` is always true: keeping the whole message is always valid.
+    let mut best = valid.iter().rposition(|v| *v).unwrap_or(0);
     let counter = Arc::clone(ledger.counter());
     let mut shell = Msg::from_text(msg.name.clone(), msg.role, "");
     shell.content.clear();
     let base = counter.count_message(&shell);
     let mut used = base;
-    let mut best = len;
     for b in (0..len).rev() {
         shell.content.clear();
         shell.content.push(msg.content[b].clone());
@@ -364,7 +389,10 @@ fn inner_cut(ledger: &mut TokenLedger, msg: &Msg, budget: usize) -> usize {
 }
 
 /// `valid[b]`: cutting before block `b` separates no tool call from its
-/// result (and leaves no call without a result on the compressed side).
+/// result, leaves no call without a result on the compressed side, and does
+/// not separate a thinking block from what the model said after it
+/// (providers with extended thinking want a turn's thinking kept with its
+/// tool calls).
 fn boundaries(msg: &Msg) -> Vec<bool> {
     let len = msg.content.len();
     let mut valid = vec![false; len + 1];
@@ -372,7 +400,8 @@ fn boundaries(msg: &Msg) -> Vec<bool> {
     let results = crate::state::answered_ids(msg);
     let mut unanswered = false;
     for (b, block) in msg.content.iter().enumerate() {
-        valid[b] = open.is_empty() && !unanswered;
+        let after_thinking = b > 0 && matches!(msg.content[b - 1], ContentBlock::Thinking(_));
+        valid[b] = open.is_empty() && !unanswered && !after_thinking;
         match block {
             ContentBlock::ToolCall(c) => {
                 if results.contains(c.id.as_str()) {
@@ -413,5 +442,68 @@ pub(crate) fn apply_cut(context: &mut Vec<Msg>, cut: Cut) {
         && let Some(m) = context.first_mut()
     {
         m.content.drain(..cut.block.min(m.content.len()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::tokens::CounterSource;
+    use oxiscope_message::{
+        TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, ToolResultState,
+    };
+    use oxiscope_model::ApproxCounter;
+
+    fn ledger() -> TokenLedger {
+        TokenLedger::new(CounterSource::Custom(Arc::new(ApproxCounter::new())))
+    }
+
+    fn round(msg: &mut Msg, id: &str, output: &str) {
+        msg.content
+            .push(ToolCallBlock::new(id, "dump", "{}").into());
+        msg.content
+            .push(ToolResultBlock::new(id, "dump", output, ToolResultState::Success).into());
+    }
+
+    #[test]
+    fn no_cut_separates_thinking_from_what_follows_or_a_call_from_its_result() {
+        let mut m = Msg::reply("a", "r");
+        m.content.push(ThinkingBlock::new("hmm").into());
+        round(&mut m, "c1", "out");
+        m.content.push(TextBlock::new("so").into());
+        let valid = boundaries(&m);
+        // [thinking | call | result | text]
+        assert_eq!(valid, [true, false, false, true, true]);
+    }
+
+    #[test]
+    fn when_nothing_fits_waiting_calls_still_stay() {
+        let mut m = Msg::reply("a", "r");
+        round(&mut m, "c1", &"x".repeat(4_000));
+        m.content
+            .push(ToolCallBlock::new("c2", "dump", "{}").into());
+        let mut l = ledger();
+        let user = Msg::from_text("u", oxiscope_message::Role::User, "go");
+        let context = vec![user, m];
+        // A reserve of zero keeps nothing that can go, but `c2` waits.
+        let cut = plan_cut(&mut l, &context, 0).unwrap();
+        assert_eq!(cut, Cut { msg: 1, block: 2 });
+        let mut after = context.clone();
+        apply_cut(&mut after, cut);
+        assert_eq!(after.len(), 1);
+        assert_eq!(after[0].tool_calls().count(), 1);
+        let old = compressed_part(&context, cut);
+        assert_eq!(old.len(), 2);
+        assert_eq!(old[1].tool_results().count(), 1);
+    }
+
+    #[test]
+    fn a_finished_older_message_goes_whole() {
+        let mut m = Msg::reply("a", "r1");
+        round(&mut m, "c1", &"x".repeat(4_000));
+        let last = Msg::from_text("u", oxiscope_message::Role::User, "next question");
+        let context = vec![m, last];
+        let cut = plan_cut(&mut ledger(), &context, 50).unwrap();
+        assert_eq!(cut, Cut { msg: 1, block: 0 });
     }
 }

@@ -17,6 +17,9 @@ use crate::state::AgentState;
 use compress::Compressor;
 use tokens::TokenLedger;
 
+/// The id of the system prompt message.
+pub(crate) const SYSTEM_ID: &str = "system-prompt";
+
 /// The name of the tool that lets the agent compress its context.
 pub(crate) const COMPRESS_TOOL: &str = "CompressContext";
 
@@ -92,7 +95,7 @@ impl Inner {
             .iter()
             .fold(base, |p, m| m.on_system_prompt(p));
         let mut msg = Msg::from_text("system", Role::System, prompt);
-        msg.id = "system-prompt".to_owned();
+        msg.id = SYSTEM_ID.to_owned();
         msg
     }
 

@@ -594,3 +594,104 @@ async fn repeated_identical_failures_and_open_tasks_are_injected() {
         "the tasks are not repeated"
     );
 }
+
+#[tokio::test]
+async fn an_interrupt_during_compression_loses_nothing() {
+    let model = model(loop_script(vec![summary_turn().hang_after(0)]));
+    let agent = agent_with(&model, reserve_config()).build().unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let stream = agent.reply_stream_with(user("Dump four times."), None, cancel.clone());
+    let events = tokio::spawn(collect(stream));
+    // Wait for the summary call to be in flight, then interrupt.
+    for _ in 0..500 {
+        if model.requests().len() == 5 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(model.requests().len(), 5, "the summary call started");
+    cancel.cancel();
+    let events = events.await.unwrap();
+    let Some(AgentEvent::ReplyEnd(end)) = events.last() else {
+        panic!("no end: {:?}", types(&events))
+    };
+    assert_eq!(end.finished_reason, ReplyFinishedReason::Interrupted);
+    assert_eq!(
+        model.requests().len(),
+        5,
+        "no model call after the interrupt"
+    );
+    let state = agent.state().await;
+    assert_eq!(state.summary.text(""), "", "nothing was summarised");
+    assert_eq!(state.context.len(), 2);
+    assert_eq!(call_ids(&state.context[1]), ["c1", "c2", "c3", "c4"]);
+    assert_valid(&state.context);
+}
+
+#[tokio::test]
+async fn compressing_by_tool_keeps_the_calls_of_the_same_batch() {
+    let model = model(vec![
+        ScriptedTurn::tool_call("c1", "dump", r#"{"tokens": 6500}"#),
+        ScriptedTurn::tool_call("k1", "CompressContext", "{}").and_tool_call(
+            "n1",
+            "dump",
+            r#"{"tokens": 10}"#,
+        ),
+        summary_turn(),
+        ScriptedTurn::text("Done."),
+    ]);
+    let config = ContextConfig {
+        compression_tool_enabled: true,
+        ..ContextConfig::default()
+    };
+    let agent = agent_with(&model, config).build().unwrap();
+    let _ = collect(agent.reply_stream(user("Work."))).await;
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    for r in &requests {
+        assert_valid(&r.messages);
+    }
+    let summarised: Vec<String> = requests[2].messages.iter().flat_map(call_ids).collect();
+    assert_eq!(summarised, ["c1"]);
+    let kept: Vec<String> = requests[3].messages.iter().flat_map(call_ids).collect();
+    assert_eq!(kept, ["k1", "n1"]);
+    let state = agent.state().await;
+    assert_valid(&state.context);
+    let reply = state.reply_msg().unwrap();
+    let n1 = reply.tool_results().find(|r| r.id == "n1").unwrap();
+    assert_eq!(n1.output.text(""), "abc\n".repeat(10));
+}
+
+#[tokio::test]
+async fn compressing_a_parked_reply_keeps_the_waiting_calls() {
+    let model = model(vec![
+        ScriptedTurn::tool_call("c1", "dump", r#"{"tokens": 3000}"#),
+        ScriptedTurn::tool_call("f1", "flaky", r#"{"q": "x"}"#),
+        summary_turn(),
+    ]);
+    let dynamic: Arc<dyn DynChatModel> = model.clone();
+    let agent = Agent::builder("Friday", dynamic)
+        .toolkit(toolkit())
+        .state(allowing(&["dump"]))
+        .build()
+        .unwrap();
+    let _ = collect(agent.reply_stream(user("Work."))).await;
+    assert!(agent.state().await.is_parked());
+    let eager = ContextConfig {
+        trigger_ratio: 0.1,
+        reserve_ratio: 0.05,
+        context_buffer_ratio: 0.0,
+        ..ContextConfig::default()
+    };
+    let outcome = agent.compress_context(Some(eager), None).await.unwrap();
+    assert!(outcome.compressed, "{outcome:?}");
+    let state = agent.state().await;
+    assert!(state.is_parked(), "still waiting for the confirmation");
+    let pending: Vec<&str> = state
+        .pending_tool_calls()
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(pending, ["f1"]);
+    assert_eq!(call_ids(state.reply_msg().unwrap()), ["f1"]);
+}

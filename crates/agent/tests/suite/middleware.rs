@@ -213,10 +213,15 @@ impl Middleware for OneMoreRound {
             msgs.push(Msg::user("user", "(be thorough)").unwrap());
         }
         let swallowed = Arc::new(AtomicBool::new(false));
+        let control = call.control.clone();
         next.run(call)
             .filter(move |e| {
                 let end = matches!(e, AgentEvent::ReplyEnd(_));
-                futures_util::future::ready(!end || swallowed.swap(true, Ordering::SeqCst))
+                let pass = !end || swallowed.swap(true, Ordering::SeqCst);
+                if !pass {
+                    control.another_round();
+                }
+                futures_util::future::ready(pass)
             })
             .boxed()
     }
@@ -262,4 +267,53 @@ async fn a_reply_middleware_that_swallows_the_end_forces_another_round() {
         Some(oxiscope_message::ReplyFinishedReason::Completed)
     );
     assert_eq!(*msg, state_reply(&agent).await);
+}
+
+/// Relays every event through a task and a channel: reads ahead, never
+/// swallows.
+#[derive(Debug, Default)]
+struct Relay;
+
+impl Middleware for Relay {
+    fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
+        let mut inner = next.run(call);
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            while let Some(e) = inner.next().await {
+                if tx.send(e).await.is_err() {
+                    break;
+                }
+            }
+        });
+        tokio_stream_from(rx)
+    }
+}
+
+fn tokio_stream_from(mut rx: tokio::sync::mpsc::Receiver<AgentEvent>) -> EventStream {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+}
+
+#[tokio::test]
+async fn a_relaying_reply_middleware_does_not_start_rounds() {
+    let model = scripted(vec![
+        ScriptedTurn::text("Only answer."),
+        ScriptedTurn::text("Must not be asked."),
+    ]);
+    let dynamic: Arc<dyn DynChatModel> = model.clone();
+    let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
+        .middleware(Relay)
+        .build()
+        .unwrap();
+    let events = collect(agent.reply_stream(user("Hi"))).await;
+    let t = types(&events);
+    assert_eq!(t.iter().filter(|x| **x == "REPLY_END").count(), 1, "{t:?}");
+    assert_eq!(model.requests().len(), 1);
+    let reply = state_reply(&agent).await;
+    assert_eq!(
+        reply.finished_reason,
+        Some(oxiscope_message::ReplyFinishedReason::Completed)
+    );
+    // The agent is free for the next reply.
+    let again = collect(agent.reply_stream(user("Again"))).await;
+    assert!(matches!(again.last(), Some(AgentEvent::ReplyEnd(_))));
 }
