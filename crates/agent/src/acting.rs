@@ -208,8 +208,8 @@ async fn compress_by_tool(
     state: &mut AgentState,
     instructions: Option<String>,
 ) -> Result<(ToolResultState, String), AgentError> {
-    let mut config = run.inner.context.clone();
-    config.compression_fallback_to_truncation = false;
+    let mut config = Arc::clone(&run.inner.context);
+    Arc::make_mut(&mut config).compression_fallback_to_truncation = false;
     let ratio = (config.trigger_ratio - config.context_buffer_ratio).max(0.0);
     let request = crate::context::CompressRequest {
         config,

@@ -10,6 +10,7 @@ use oxiscope_model::DynChatModel;
 use oxiscope_tool::{ExecBackend, LocalBackend, Toolkit};
 use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -103,9 +104,9 @@ pub(crate) struct Inner {
     pub(crate) fallback_model: Option<Arc<dyn DynChatModel>>,
     pub(crate) toolkit: Arc<Toolkit>,
     pub(crate) react: ReActConfig,
-    pub(crate) injection: InjectionConfig,
+    pub(crate) injection: Arc<InjectionConfig>,
     pub(crate) model_config: ModelConfig,
-    pub(crate) context: ContextConfig,
+    pub(crate) context: Arc<ContextConfig>,
     pub(crate) context_size: u64,
     pub(crate) offloader: Option<Arc<dyn Offloader>>,
     pub(crate) workdir: PathBuf,
@@ -129,9 +130,9 @@ impl Agent {
             fallback_model: None,
             toolkit: Arc::new(Toolkit::new()),
             react: ReActConfig::default(),
-            injection: InjectionConfig::default(),
+            injection: None,
             model_config: ModelConfig::default(),
-            context: ContextConfig::default(),
+            context: None,
             context_size: None,
             offloader: None,
             counter: None,
@@ -183,8 +184,13 @@ impl Agent {
         config: Option<ContextConfig>,
         instructions: Option<String>,
     ) -> Result<CompressOutcome, AgentError> {
-        let config = config.unwrap_or_else(|| self.inner.context.clone());
-        config.validate()?;
+        let config = match config {
+            Some(c) => {
+                c.validate()?;
+                Arc::new(c)
+            }
+            None => Arc::clone(&self.inner.context),
+        };
         let mut guard = self.inner.state.lock().await;
         let state = &mut *guard;
         let mut ledger = self.inner.ledger.lock().await;
@@ -346,9 +352,9 @@ pub struct AgentBuilder {
     fallback_model: Option<Arc<dyn DynChatModel>>,
     toolkit: Arc<Toolkit>,
     react: ReActConfig,
-    injection: InjectionConfig,
+    injection: Option<InjectionConfig>,
     model_config: ModelConfig,
-    context: ContextConfig,
+    context: Option<ContextConfig>,
     context_size: Option<u64>,
     offloader: Option<Arc<dyn Offloader>>,
     counter: Option<Arc<dyn TokenCounter>>,
@@ -404,7 +410,7 @@ impl AgentBuilder {
     /// Runtime-state injection.
     #[must_use]
     pub fn injection_config(mut self, config: InjectionConfig) -> Self {
-        self.injection = config;
+        self.injection = Some(config);
         self
     }
 
@@ -419,7 +425,7 @@ impl AgentBuilder {
     /// (checked by [`AgentBuilder::build`]).
     #[must_use]
     pub fn context_config(mut self, config: ContextConfig) -> Self {
-        self.context = config;
+        self.context = Some(config);
         self
     }
 
@@ -469,13 +475,21 @@ impl AgentBuilder {
     /// (see [`ContextConfig::validate`]) or the injection template lacks
     /// `{runtime_state}`.
     pub fn build(self) -> Result<Agent, AgentError> {
-        let mut context = self.context;
-        if let Some(buffer) = self.injection.context_buffer_ratio {
+        // Default configs are shared by every agent of the process.
+        static DEFAULT_CONTEXT: LazyLock<Arc<ContextConfig>> = LazyLock::new(Arc::default);
+        static DEFAULT_INJECTION: LazyLock<Arc<InjectionConfig>> = LazyLock::new(Arc::default);
+        let injection = self
+            .injection
+            .map_or_else(|| Arc::clone(&DEFAULT_INJECTION), Arc::new);
+        let mut context = self
+            .context
+            .map_or_else(|| Arc::clone(&DEFAULT_CONTEXT), Arc::new);
+        if let Some(buffer) = injection.context_buffer_ratio {
             // The deprecated field of the injection config wins.
-            context.context_buffer_ratio = buffer;
+            Arc::make_mut(&mut context).context_buffer_ratio = buffer;
         }
         context.validate()?;
-        if !self.injection.template.contains("{runtime_state}") {
+        if !injection.template.contains("{runtime_state}") {
             return Err(ConfigError::Template.into());
         }
         let context_size = self
@@ -495,7 +509,7 @@ impl AgentBuilder {
                 fallback_model: self.fallback_model,
                 toolkit: self.toolkit,
                 react: self.react,
-                injection: self.injection,
+                injection,
                 model_config: self.model_config,
                 context,
                 context_size,

@@ -463,7 +463,7 @@ impl Run<'_> {
         )
         .await;
         let request = CompressRequest {
-            config: self.inner.context.clone(),
+            config: Arc::clone(&self.inner.context),
             instructions: None,
             ratio: self.inner.context.trigger_ratio,
         };

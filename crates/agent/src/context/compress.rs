@@ -27,8 +27,9 @@ pub(crate) const SUMMARY_ATTEMPTS: usize = 3;
 /// A compression about to run, as middleware sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressRequest {
-    /// The config in force (the agent's, or a one-off).
-    pub config: ContextConfig,
+    /// The config in force (the agent's, or a one-off); shared, so
+    /// rewrite it with `Arc::make_mut`.
+    pub config: Arc<ContextConfig>,
     /// Extra instructions for the summary.
     pub instructions: Option<String>,
     /// Compress only above this share of the context size (the trigger
