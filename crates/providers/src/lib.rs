@@ -6,6 +6,8 @@
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+mod body_cache;
 #[cfg(any(feature = "anthropic", feature = "ollama"))]
 mod common;
 #[cfg(feature = "ollama")]

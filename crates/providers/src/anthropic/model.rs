@@ -9,6 +9,7 @@ use oxiscope_model::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::body_cache::{self, Cached, DEFAULT_CACHE_BYTES};
 use crate::common::model::{
     model_builders, own_client, whole_reply, without_trailing_slash, wrong_credential,
 };
@@ -28,7 +29,10 @@ pub const API_VERSION: &str = "2023-06-01";
 ///
 /// Streams by default. The conversation is formatted by an
 /// [`AnthropicChatFormatter`] unless another formatter is set; its system
-/// messages move into the request's `system` field. `max_tokens`, which the
+/// messages move into the request's `system` field. With a chat formatter,
+/// each message's encoded payload is kept between calls while the message
+/// keeps its shape, so a call formats only new or changed messages
+/// ([`with_message_cache_bytes`](Self::with_message_cache_bytes)). `max_tokens`, which the
 /// API requires, comes from the parameters, else the model card's output
 /// size (with [`from_credential`](Self::from_credential)), else 4096.
 ///
@@ -45,6 +49,10 @@ pub struct AnthropicChatModel {
     params: AnthropicParameters,
     stream: bool,
     formatter: Arc<dyn Formatter>,
+    /// The chat formatter with the messages it encoded; `None` for another
+    /// formatter.
+    cached: Option<Arc<Cached<AnthropicChatFormatter>>>,
+    cache_bytes: usize,
 }
 
 impl AnthropicChatModel {
@@ -64,6 +72,7 @@ impl AnthropicChatModel {
         model: impl Into<String>,
     ) -> Self {
         let formatter = AnthropicChatFormatter::new().with_http_client(http.clone());
+        let cached = Cached::new(formatter.clone(), true, DEFAULT_CACHE_BYTES);
         Self {
             http,
             api_key: api_key.into(),
@@ -73,6 +82,8 @@ impl AnthropicChatModel {
             params: AnthropicParameters::default(),
             stream: true,
             formatter: Arc::new(formatter),
+            cached: Some(Arc::new(cached)),
+            cache_bytes: DEFAULT_CACHE_BYTES,
         }
     }
 
@@ -117,7 +128,9 @@ impl AnthropicChatModel {
 
     model_builders!(
         /// The call parameters (thinking, `max_tokens`, ...).
-        AnthropicParameters
+        AnthropicParameters,
+        AnthropicChatFormatter,
+        split_system: true
     );
 
     /// The JSON body a call with `request` sends.
@@ -126,7 +139,27 @@ impl AnthropicChatModel {
     /// As [`Formatter::format`].
     pub async fn request_body(&self, request: ChatRequest<'_>) -> Result<Value, ModelError> {
         let formatted = self.formatter.format(request.messages).await?;
-        let parts = RequestParts {
+        Ok(request::body(&self.parts(&request), formatted))
+    }
+
+    /// The encoded JSON body a call with `request` sends: the bytes of
+    /// [`request_body`](Self::request_body), with the kept messages reused.
+    ///
+    /// # Errors
+    /// As [`Formatter::format`].
+    pub async fn request_bytes(&self, request: ChatRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        let Some(cached) = &self.cached else {
+            let body = self.request_body(request).await?;
+            return Ok(body.to_string().into_bytes());
+        };
+        let encoded = cached.encode(request.messages).await?;
+        let head = request::body_map(&self.parts(&request), Vec::new());
+        body_cache::encode_body(&head, &encoded)
+    }
+
+    /// Everything of the body but the messages.
+    fn parts<'a>(&'a self, request: &ChatRequest<'a>) -> RequestParts<'a> {
+        RequestParts {
             model: &self.model,
             max_tokens: self
                 .params
@@ -137,8 +170,7 @@ impl AnthropicChatModel {
             tools: request.tools,
             tool_choice: request.tool_choice,
             stream: self.stream,
-        };
-        Ok(request::body(&parts, formatted))
+        }
     }
 }
 
@@ -156,14 +188,14 @@ impl ChatModel for AnthropicChatModel {
         request: ChatRequest<'_>,
         cancel: CancellationToken,
     ) -> Result<ChatStream, ModelError> {
-        let body = self.request_body(request).await?;
+        let body = self.request_bytes(request).await?;
         let builder = self
             .http
             .post(format!("{}/v1/messages", self.base_url))
             .header("x-api-key", self.api_key.expose())
             .header("anthropic-version", API_VERSION)
             .header("content-type", "application/json")
-            .body(body.to_string());
+            .body(body);
         if self.stream {
             let events = self.http.sse(builder).await.map_err(error::from_http)?;
             return Ok(accumulate(sse::deltas(events), cancel));

@@ -19,6 +19,11 @@ pub(crate) struct RequestParts<'a> {
 /// Builds the request body from the formatter's output: system messages
 /// move into `system`, the rest stay in `messages`.
 pub(crate) fn body(parts: &RequestParts<'_>, formatted: Vec<Value>) -> Value {
+    Value::Object(body_map(parts, formatted))
+}
+
+/// [`body`] as a map, keys in the order they are encoded.
+pub(crate) fn body_map(parts: &RequestParts<'_>, formatted: Vec<Value>) -> Map<String, Value> {
     let mut system: Vec<Value> = Vec::new();
     let mut messages = Vec::with_capacity(formatted.len());
     for msg in formatted {
@@ -59,7 +64,7 @@ pub(crate) fn body(parts: &RequestParts<'_>, formatted: Vec<Value>) -> Value {
         body.insert("top_p".into(), p.into());
     }
     body.insert("stream".into(), parts.stream.into());
-    Value::Object(body)
+    body
 }
 
 /// The tools in Anthropic's shape, restricted to `choice.tools` when set.

@@ -13,9 +13,11 @@ pub const DEFAULT_HISTORY_PROMPT: &str = "# Conversation History\nThe content be
 /// Declares a chat formatter `$ty` accepting `$media_types` by default,
 /// whose view `$view` has the fields `media` and `media_types` and an async
 /// `chat_message(&self, &Msg, &mut Vec<Value>)`: the struct, `new`,
-/// `Default` (as `new`), the media builders, `$ty::$fn` making the view, and
+/// `Default` (as `new`), the media builders, `$ty::$fn` making the view,
 /// the [`Formatter`](oxiscope_model::Formatter) that converts every message
-/// with it.
+/// with it, and the same conversion one message at a time for the models'
+/// message cache (messages with linked media are never kept: their bytes are
+/// read anew on every call).
 macro_rules! chat_formatter {
     (
         $(#[$meta:meta])*
@@ -94,6 +96,20 @@ macro_rules! chat_formatter {
                     }
                     Ok(out)
                 })
+            }
+        }
+
+        impl $crate::body_cache::PerMessage for $ty {
+            fn format_one<'a>(
+                &'a self,
+                msg: &'a oxiscope_message::Msg,
+                out: &'a mut Vec<serde_json::Value>,
+            ) -> futures_util::future::BoxFuture<'a, Result<(), oxiscope_model::ModelError>> {
+                Box::pin(async move { self.$fn().chat_message(msg, out).await })
+            }
+
+            fn cacheable(&self, msg: &oxiscope_message::Msg) -> bool {
+                $crate::body_cache::only_inline_media(msg)
             }
         }
     };

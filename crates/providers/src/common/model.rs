@@ -63,11 +63,14 @@ pub(crate) fn from_http(
     }
 }
 
-/// The builders of a chat model with `params`, `stream` and `formatter`
-/// fields: `with_parameters` (documented by the given attributes),
-/// `with_stream`, `with_formatter` and `formatter`.
+/// The builders of a chat model with `params`, `stream`, `formatter`,
+/// `cached` (the chat formatter `$chat` with its message cache, `None` for
+/// another formatter) and `cache_bytes` fields: `with_parameters`
+/// (documented by the given attributes), `with_stream`, `with_formatter`,
+/// `with_chat_formatter`, `with_message_cache_bytes` and `formatter`.
+/// `split_system` says whether system messages go to the body's own field.
 macro_rules! model_builders {
-    ($(#[$params_meta:meta])* $params:ty) => {
+    ($(#[$params_meta:meta])* $params:ty, $chat:ty, split_system: $split:expr) => {
         $(#[$params_meta])*
         #[must_use]
         pub fn with_parameters(mut self, params: $params) -> Self {
@@ -82,13 +85,43 @@ macro_rules! model_builders {
             self
         }
 
-        /// Another formatter (for example the multi-agent one).
+        /// Another formatter (for example the multi-agent one). It formats
+        /// the whole conversation on every call: unlike the chat formatter,
+        /// it may join neighbouring messages, so nothing is kept between
+        /// calls.
         #[must_use]
         pub fn with_formatter(
             mut self,
             formatter: std::sync::Arc<dyn oxiscope_model::Formatter>,
         ) -> Self {
             self.formatter = formatter;
+            self.cached = None;
+            self
+        }
+
+        /// Another chat formatter (other media types or limits). Its output
+        /// for each message is kept between calls, as with the default one.
+        #[must_use]
+        pub fn with_chat_formatter(mut self, formatter: $chat) -> Self {
+            self.formatter = std::sync::Arc::new(formatter.clone());
+            self.cached = Some(std::sync::Arc::new($crate::body_cache::Cached::new(
+                formatter,
+                $split,
+                self.cache_bytes,
+            )));
+            self
+        }
+
+        /// Caps the encoded messages kept between calls at `max_bytes`
+        /// (default 64 MiB; the least recently used go first); `0` turns
+        /// keeping them off. With the chat formatter, a call formats only
+        /// the messages that are new or changed since they were kept.
+        #[must_use]
+        pub fn with_message_cache_bytes(mut self, max_bytes: usize) -> Self {
+            self.cache_bytes = max_bytes;
+            self.cached = self
+                .cached
+                .map(|cached| std::sync::Arc::new(cached.resized(max_bytes)));
             self
         }
 

@@ -11,6 +11,7 @@ use oxiscope_model::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::body_cache::{self, Cached, DEFAULT_CACHE_BYTES};
 use crate::common::model::{
     model_builders, own_client, whole_reply, without_trailing_slash, wrong_credential,
 };
@@ -36,6 +37,10 @@ pub struct OllamaChatModel {
     params: OllamaParameters,
     stream: bool,
     formatter: Arc<dyn Formatter>,
+    /// The chat formatter with the messages it encoded; `None` for another
+    /// formatter.
+    cached: Option<Arc<Cached<OllamaChatFormatter>>>,
+    cache_bytes: usize,
 }
 
 impl OllamaChatModel {
@@ -51,6 +56,7 @@ impl OllamaChatModel {
     /// A streaming model on the default host, on an existing client.
     pub fn with_client(http: HttpClient, model: impl Into<String>) -> Self {
         let formatter = OllamaChatFormatter::new().with_http_client(http.clone());
+        let cached = Cached::new(formatter.clone(), false, DEFAULT_CACHE_BYTES);
         Self {
             http,
             host: OllamaCredential::DEFAULT_HOST.to_owned(),
@@ -58,6 +64,8 @@ impl OllamaChatModel {
             params: OllamaParameters::default(),
             stream: true,
             formatter: Arc::new(formatter),
+            cached: Some(Arc::new(cached)),
+            cache_bytes: DEFAULT_CACHE_BYTES,
         }
     }
 
@@ -92,7 +100,9 @@ impl OllamaChatModel {
 
     model_builders!(
         /// The call parameters (`think`, options).
-        OllamaParameters
+        OllamaParameters,
+        OllamaChatFormatter,
+        split_system: false
     );
 
     /// The JSON body a call with `request` sends.
@@ -110,6 +120,30 @@ impl OllamaChatModel {
             self.stream,
         ))
     }
+
+    /// The encoded JSON body a call with `request` sends: the bytes of
+    /// [`request_body`](Self::request_body), with the messages kept from
+    /// earlier calls reused (see
+    /// [`with_message_cache_bytes`](Self::with_message_cache_bytes)).
+    ///
+    /// # Errors
+    /// As [`Formatter::format`].
+    pub async fn request_bytes(&self, request: ChatRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        let Some(cached) = &self.cached else {
+            let body = self.request_body(request).await?;
+            return Ok(body.to_string().into_bytes());
+        };
+        let encoded = cached.encode(request.messages).await?;
+        let head = request::body_map(
+            &self.model,
+            &self.params,
+            Vec::new(),
+            request.tools,
+            request.tool_choice,
+            self.stream,
+        );
+        body_cache::encode_body(&head, &encoded)
+    }
 }
 
 impl ChatModel for OllamaChatModel {
@@ -126,12 +160,12 @@ impl ChatModel for OllamaChatModel {
         request: ChatRequest<'_>,
         cancel: CancellationToken,
     ) -> Result<ChatStream, ModelError> {
-        let body = self.request_body(request).await?;
+        let body = self.request_bytes(request).await?;
         let builder = self
             .http
             .post(format!("{}/api/chat", self.host))
             .header("content-type", "application/json")
-            .body(body.to_string());
+            .body(body);
         if self.stream {
             let lines = self
                 .http

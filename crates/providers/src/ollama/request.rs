@@ -16,6 +16,18 @@ pub(crate) fn body(
     choice: Option<&ToolChoice>,
     stream: bool,
 ) -> Value {
+    Value::Object(body_map(model, params, messages, tools, choice, stream))
+}
+
+/// [`body`] as a map, keys in the order they are encoded.
+pub(crate) fn body_map(
+    model: &str,
+    params: &OllamaParameters,
+    messages: Vec<Value>,
+    tools: &[ToolSchema],
+    choice: Option<&ToolChoice>,
+    stream: bool,
+) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("messages".into(), messages.into());
@@ -38,7 +50,7 @@ pub(crate) fn body(
         body.insert("keep_alive".into(), keep_alive.clone());
     }
     body.insert("stream".into(), stream.into());
-    Value::Object(body)
+    body
 }
 
 fn offered(name: &str, choice: Option<&ToolChoice>) -> bool {

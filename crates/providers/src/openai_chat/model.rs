@@ -1,5 +1,6 @@
 //! [`OpenAiChatModel`]: a chat model over `POST {base}/chat/completions`.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt};
@@ -10,6 +11,8 @@ use oxiscope_model::{
 };
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+
+use crate::body_cache::{self, Cached, DEFAULT_CACHE_BYTES};
 
 use super::chunk::{Completion, error_message};
 use super::error::setup_error;
@@ -50,6 +53,9 @@ struct Inner {
     stream: bool,
     parameters: Map<String, Value>,
     formatter: Arc<dyn Formatter>,
+    /// The chat formatter with the messages it encoded, when the formatter
+    /// is one (formatting then goes message by message).
+    cached: Option<Cached<OpenAiChatFormatter>>,
 }
 
 /// Options of an [`OpenAiChatModel`]; see [`OpenAiChatModel::builder`].
@@ -64,6 +70,9 @@ pub struct OpenAiChatModelBuilder {
     parameters: Map<String, Value>,
     http: Option<HttpClient>,
     formatter: Option<Arc<dyn Formatter>>,
+    /// `formatter` when it is the chat variant of [`OpenAiChatFormatter`].
+    chat_formatter: Option<OpenAiChatFormatter>,
+    cache_bytes: usize,
 }
 
 impl OpenAiChatModel {
@@ -80,6 +89,8 @@ impl OpenAiChatModel {
             parameters: Map::new(),
             http: None,
             formatter: None,
+            chat_formatter: None,
+            cache_bytes: DEFAULT_CACHE_BYTES,
         }
     }
 
@@ -151,8 +162,58 @@ impl OpenAiChatModel {
         self.inner.formatter.as_ref()
     }
 
+    /// The encoded JSON body a call with `request` sends.
+    ///
+    /// With the chat variant of [`OpenAiChatFormatter`] (the default), each
+    /// message's encoded payload is kept between calls and reused while the
+    /// message keeps its shape (see
+    /// [`with_message_cache_bytes`](OpenAiChatModelBuilder::with_message_cache_bytes)),
+    /// so a call formats only the messages that are new or changed. The
+    /// bytes are those of encoding [`request_body`](Self::request_body).
+    ///
+    /// # Errors
+    /// As [`Formatter::format`].
+    pub async fn request_bytes(&self, request: ChatRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        let inner = &self.inner;
+        let Some(cached) = &inner.cached else {
+            let body = self.request_body(request).await?;
+            return serde_json::to_vec(&body).map_err(|e| ModelError::InvalidRequest {
+                message: format!("cannot encode the request: {e}"),
+            });
+        };
+        let encoded = cached.encode(request.messages).await?;
+        let head = Body {
+            model: &inner.model,
+            messages: Vec::new(),
+            tools: request.tools,
+            tool_choice: request.tool_choice,
+            stream: inner.stream,
+            parameters: &inner.parameters,
+        }
+        .into_map();
+        body_cache::encode_body(&head, &encoded)
+    }
+
     fn provider(&self) -> &'static str {
         self.inner.vendor.provider_name()
+    }
+
+    /// The JSON body a call with `request` sends (before it is encoded).
+    ///
+    /// # Errors
+    /// As [`Formatter::format`].
+    pub async fn request_body(&self, request: ChatRequest<'_>) -> Result<Value, ModelError> {
+        let inner = &self.inner;
+        let messages = inner.formatter.format(request.messages).await?;
+        Ok(Body {
+            model: &inner.model,
+            messages,
+            tools: request.tools,
+            tool_choice: request.tool_choice,
+            stream: inner.stream,
+            parameters: &inner.parameters,
+        }
+        .into_json())
     }
 }
 
@@ -231,7 +292,22 @@ impl OpenAiChatModelBuilder {
     /// Replaces the vendor's chat formatter (e.g. with the multi-agent one).
     #[must_use]
     pub fn with_formatter(mut self, formatter: impl Formatter + 'static) -> Self {
+        let any: &dyn Any = &formatter;
+        self.chat_formatter = any
+            .downcast_ref::<OpenAiChatFormatter>()
+            .filter(|f| !f.is_multi_agent())
+            .cloned();
         self.formatter = Some(Arc::new(formatter));
+        self
+    }
+
+    /// Caps the encoded messages kept between calls at `max_bytes` (default
+    /// 64 MiB; the least recently used go first). `0` turns keeping them
+    /// off. Only the chat variant of [`OpenAiChatFormatter`] keeps them:
+    /// other formatters may join neighbouring messages.
+    #[must_use]
+    pub fn with_message_cache_bytes(mut self, max_bytes: usize) -> Self {
+        self.cache_bytes = max_bytes;
         self
     }
 
@@ -254,9 +330,17 @@ impl OpenAiChatModelBuilder {
                 message: format!("cannot build the HTTP client: {e}"),
             })?,
         };
-        let formatter = self.formatter.unwrap_or_else(|| {
-            Arc::new(OpenAiChatFormatter::chat(self.vendor).with_http_client(http.clone()))
-        });
+        let (formatter, chat): (Arc<dyn Formatter>, _) = match (self.formatter, self.chat_formatter)
+        {
+            (Some(formatter), chat) => (formatter, chat),
+            (None, _) => {
+                let chat = OpenAiChatFormatter::chat(self.vendor).with_http_client(http.clone());
+                (Arc::new(chat.clone()), Some(chat))
+            }
+        };
+        let cached = chat
+            .filter(|_| self.cache_bytes > 0)
+            .map(|chat| Cached::new(chat, false, self.cache_bytes));
         Ok(OpenAiChatModel {
             inner: Arc::new(Inner {
                 http,
@@ -268,6 +352,7 @@ impl OpenAiChatModelBuilder {
                 stream: self.stream,
                 parameters: self.parameters,
                 formatter,
+                cached,
             }),
         })
     }
@@ -311,19 +396,7 @@ impl ChatModel for OpenAiChatModel {
         cancel: CancellationToken,
     ) -> Result<ChatStream, ModelError> {
         let inner = &self.inner;
-        let messages = inner.formatter.format(request.messages).await?;
-        let body = Body {
-            model: &inner.model,
-            messages,
-            tools: request.tools,
-            tool_choice: request.tool_choice,
-            stream: inner.stream,
-            parameters: &inner.parameters,
-        }
-        .into_json();
-        let body = serde_json::to_vec(&body).map_err(|e| ModelError::InvalidRequest {
-            message: format!("cannot encode the request: {e}"),
-        })?;
+        let body = self.request_bytes(request).await?;
         let mut http_request = inner
             .http
             .post(format!("{}/chat/completions", inner.base_url))

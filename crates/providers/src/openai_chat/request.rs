@@ -29,6 +29,11 @@ impl Body<'_> {
     /// options, `tools` (restricted to the choice's tool list when it has
     /// one) and `tool_choice`.
     pub(crate) fn into_json(self) -> Value {
+        Value::Object(self.into_map())
+    }
+
+    /// The body as a map, keys in the order they are encoded.
+    pub(crate) fn into_map(self) -> Map<String, Value> {
         let mut body = Map::new();
         body.insert("model".into(), self.model.into());
         body.insert("messages".into(), Value::Array(self.messages));
@@ -54,7 +59,7 @@ impl Body<'_> {
                 body.insert("tool_choice".into(), tool_choice(&choice.mode));
             }
         }
-        Value::Object(body)
+        body
     }
 }
 

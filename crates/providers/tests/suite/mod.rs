@@ -7,3 +7,4 @@ mod ollama_model;
 mod openai_formatter;
 mod openai_formatter_golden;
 mod openai_model;
+mod request_bytes;

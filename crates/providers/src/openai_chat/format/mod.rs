@@ -165,6 +165,27 @@ impl Formatter for OpenAiChatFormatter {
     }
 }
 
+impl crate::body_cache::PerMessage for OpenAiChatFormatter {
+    /// The chat variant's messages for `msg` (the multi-agent variant folds
+    /// neighbours and is never used one message at a time).
+    fn format_one<'a>(
+        &'a self,
+        msg: &'a Msg,
+        out: &'a mut Vec<Value>,
+    ) -> BoxFuture<'a, Result<(), ModelError>> {
+        Box::pin(chat::format_msg(self, msg, out))
+    }
+
+    /// Media must be inline, and a tool's media of a type the vendor cannot
+    /// take is not (it is written to the scratch directory on every call).
+    fn cacheable(&self, msg: &Msg) -> bool {
+        crate::body_cache::data_blocks(msg).all(|(data, in_result)| {
+            crate::body_cache::inline(data)
+                && (!in_result || self.supports(data.source.media_type()))
+        })
+    }
+}
+
 /// One piece of a message's content before it is shaped for the vendor.
 #[derive(Debug, Clone)]
 enum Part {
