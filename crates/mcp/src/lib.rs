@@ -24,7 +24,8 @@
 //!   toolkit shows the new list on its next `schemas()` or call — nothing
 //!   blocks or waits for the listing. A re-listing that fails withdraws that
 //!   server's tools only, with a warning, until a later listing (the next
-//!   announced change, or [`McpToolSource::refresh`]) succeeds. The enable /
+//!   announced change, [`McpToolSource::refresh`], or the retry started by
+//!   a later read once its backoff passed) succeeds. The enable /
 //!   disable filters apply to every listing. Stateless clients cannot hear
 //!   announcements between requests; call `refresh` for them.
 //!

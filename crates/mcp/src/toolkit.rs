@@ -12,6 +12,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use oxiscope_tool::{DynamicTools, Tool, ToolSet, ToolSource, Toolkit};
@@ -120,7 +121,10 @@ fn add_source(toolkit: &mut Toolkit, source: McpToolSource, group: &str) -> Resu
 /// never holds a lock across the listing. When a listing fails (the server
 /// errors, times out or cannot be restarted), the source withdraws all of
 /// its tools with a warning — other servers' tools stay — until a later
-/// listing succeeds: the next announced change, or [`refresh`](Self::refresh).
+/// listing succeeds: the next announced change, [`refresh`](Self::refresh),
+/// or the retry a later read of the source starts once the backoff (1 s,
+/// doubling to a minute) has passed; that retry also restarts a dead
+/// stateful server, so a server that crashed comes back without announcing.
 /// A change announced while no notification listener could run (e.g. just
 /// before the source existed) is picked up the next time the toolkit reads
 /// the source. The client's enable / disable filters apply to every
@@ -128,7 +132,7 @@ fn add_source(toolkit: &mut Toolkit, source: McpToolSource, group: &str) -> Resu
 ///
 /// A stateless client opens a session per request, so its server cannot
 /// announce changes in between: its tools are listed again only by
-/// [`refresh`](Self::refresh).
+/// [`refresh`](Self::refresh) (or the retry after a failed listing).
 #[derive(Clone)]
 pub struct McpToolSource {
     inner: Arc<SourceInner>,
@@ -145,7 +149,19 @@ struct SourceInner {
     /// one. Held across the listing (bounded by the client's timeouts);
     /// nothing else is locked while waiting for it.
     listing: tokio::sync::Mutex<()>,
+    /// After a failed listing: when to try again, and the current backoff.
+    retry: std::sync::Mutex<Retry>,
 }
+
+/// The backoff of listings after a failure: 1 s, doubling up to a minute.
+#[derive(Debug, Default)]
+struct Retry {
+    due: Option<Instant>,
+    backoff: Duration,
+}
+
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const MAX_RETRY: Duration = Duration::from_secs(60);
 
 impl fmt::Debug for McpToolSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -174,6 +190,7 @@ impl McpToolSource {
             seen: AtomicU64::new(0),
             refreshing: AtomicBool::new(false),
             listing: tokio::sync::Mutex::new(()),
+            retry: std::sync::Mutex::new(Retry::default()),
         });
         inner.list().await?;
         if inner.client.is_stateful() {
@@ -232,7 +249,7 @@ impl McpToolSource {
 
 impl ToolSource for McpToolSource {
     fn snapshot(&self) -> Arc<ToolSet> {
-        if self.inner.client.is_stateful() && self.inner.behind() {
+        if (self.inner.client.is_stateful() && self.inner.behind()) || self.inner.retry_due() {
             self.inner.spawn_refresh();
         }
         self.inner.tools.current()
@@ -245,7 +262,20 @@ impl SourceInner {
         self.client.tools_changed() != self.seen.load(Ordering::SeqCst)
     }
 
-    /// Lists the tools and swaps the snapshot; on failure withdraws them.
+    fn retry(&self) -> std::sync::MutexGuard<'_, Retry> {
+        self.retry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether a failed listing is due to be tried again (a dead stateful
+    /// server is restarted by that listing).
+    fn retry_due(&self) -> bool {
+        self.retry().due.is_some_and(|due| Instant::now() >= due)
+    }
+
+    /// Lists the tools and swaps the snapshot; on failure withdraws them
+    /// and schedules another try (made on a later read of the source).
     async fn list(&self) -> Result<()> {
         let _turn = self.listing.lock().await;
         self.seen
@@ -259,6 +289,7 @@ impl SourceInner {
                     server = %self.client.name(), tools = ?set.names(),
                     "MCP tools listed"
                 );
+                *self.retry() = Retry::default();
                 Ok(())
             }
             Err(e) => {
@@ -270,6 +301,9 @@ impl SourceInner {
                     );
                 }
                 self.tools.clear();
+                let mut retry = self.retry();
+                retry.backoff = (retry.backoff * 2).clamp(FIRST_RETRY, MAX_RETRY);
+                retry.due = Some(Instant::now() + retry.backoff);
                 Err(e)
             }
         }

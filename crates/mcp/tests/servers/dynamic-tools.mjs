@@ -5,10 +5,10 @@
 //   echo {text}           answers "echo: <text>"
 //   add-tool {name}       adds a tool `name` ({text} -> "<name> says: <text>")
 //   remove-tool {name}    removes an added tool
-//   break-listing {broken} makes every later tools/list fail (true) or work
-//                         again (false)
+//   break-listing {broken, silent?} makes every later tools/list fail (true)
+//                         or work again (false)
 // Each of the last three sends notifications/tools/list_changed after the
-// change. Tool names are the server's own; the client prefixes them.
+// change (break-listing not when `silent` is true). Tool names are the server's own; the client prefixes them.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
@@ -40,7 +40,7 @@ const fixed = [
   {
     name: "break-listing",
     description: "Makes tools/list fail (broken: true) or work again (broken: false).",
-    inputSchema: object({ broken: { type: "boolean" } }, ["broken"]),
+    inputSchema: object({ broken: { type: "boolean" }, silent: { type: "boolean" } }, ["broken"]),
   },
 ];
 
@@ -84,6 +84,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       return changed(text(added.delete(args.name) ? `removed ${args.name}` : `no ${args.name}`));
     case "break-listing":
       broken = Boolean(args.broken);
+      if (args.silent) {
+        return text(broken ? "listing broken" : "listing works");
+      }
       return changed(text(broken ? "listing broken" : "listing works"));
     default:
       if (added.has(name)) {

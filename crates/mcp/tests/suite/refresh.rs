@@ -234,3 +234,29 @@ async fn server_everythings_late_tools_show_up_in_the_toolkit() {
     assert!(ok(&echo).contains("hi"));
     client.close().await;
 }
+
+#[tokio::test]
+async fn withdrawn_tools_come_back_without_an_announcement() {
+    let script = require_dynamic_tools!();
+    let client = dynamic_client(&script, "dyn");
+    let mut toolkit = Toolkit::new();
+    let report = register_mcp(&mut toolkit, std::slice::from_ref(&client), BASIC_GROUP).await;
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    let toolkit = Arc::new(toolkit);
+    let broke = call(&toolkit, "mcp__dyn__break-listing", json!({"broken": true})).await;
+    assert_eq!(ok(&broke), "listing broken");
+    until_schemas(&toolkit, &[]).await;
+    // Healed silently: no list_changed. The failed listing is retried
+    // after its backoff (1 s) on a later read of the toolkit.
+    let healed = client
+        .call_tool(
+            "break-listing",
+            args(json!({"broken": false, "silent": true})),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(healed.text_content(), "listing works");
+    until_schemas(&toolkit, &fixed("dyn")).await;
+    client.close().await;
+}
