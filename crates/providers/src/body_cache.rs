@@ -224,12 +224,14 @@ struct Entry {
 
 impl<F> std::fmt::Debug for Cached<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        f.debug_struct("Cached")
-            .field("max_bytes", &self.max_bytes)
-            .field("entries", &state.entries.len())
-            .field("bytes", &state.bytes)
-            .finish_non_exhaustive()
+        let mut out = f.debug_struct("Cached");
+        out.field("max_bytes", &self.max_bytes);
+        // Never waits: printing from inside a lookup must not deadlock.
+        if let Ok(state) = self.state.try_lock() {
+            out.field("entries", &state.entries.len())
+                .field("bytes", &state.bytes);
+        }
+        out.finish_non_exhaustive()
     }
 }
 
