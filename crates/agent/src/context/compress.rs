@@ -310,9 +310,10 @@ pub(crate) fn summary_msg(summary: &RichContent) -> Option<Msg> {
     if text.is_empty() {
         return None;
     }
+    // An id of its text: cached counts and formatting last while it stays.
+    let id = super::text_id(SUMMARY_ID, &text);
     let mut msg = Msg::from_text("user", Role::User, text);
-    // A stable id, so its token count is cached while it does not change.
-    msg.id = SUMMARY_ID.to_owned();
+    msg.id = id;
     Some(msg)
 }
 

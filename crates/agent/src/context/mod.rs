@@ -20,6 +20,16 @@ use tokens::TokenLedger;
 /// The id of the system prompt message.
 pub(crate) const SYSTEM_ID: &str = "system-prompt";
 
+/// An id that changes whenever `text` does, so caches keyed by message id
+/// (token counts here, formatted requests in the providers) never serve
+/// the old text of the system prompt or the summary.
+pub(crate) fn text_id(prefix: &str, text: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    format!("{prefix}-{:016x}", h.finish())
+}
+
 /// The name of the tool that lets the agent compress its context.
 pub(crate) const COMPRESS_TOOL: &str = "CompressContext";
 
@@ -94,8 +104,9 @@ impl Inner {
             .middlewares
             .iter()
             .fold(base, |p, m| m.on_system_prompt(p));
+        let id = text_id(SYSTEM_ID, &prompt);
         let mut msg = Msg::from_text("system", Role::System, prompt);
-        msg.id = SYSTEM_ID.to_owned();
+        msg.id = id;
         msg
     }
 
@@ -122,5 +133,23 @@ impl Inner {
     pub(crate) fn buffer_start(&self) -> usize {
         let ratio = (self.context.trigger_ratio - self.context.context_buffer_ratio).max(0.0);
         (ratio * self.context_size as f64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ids_of_reused_messages_follow_their_text() {
+        // Same length, other text: another id, so no cache serves the old.
+        assert_ne!(
+            text_id(SYSTEM_ID, "time 12:01"),
+            text_id(SYSTEM_ID, "time 12:02")
+        );
+        assert_eq!(text_id(SYSTEM_ID, "same"), text_id(SYSTEM_ID, "same"));
+        let a = compress::summary_msg(&RichContent::Text("summary one".into())).unwrap();
+        let b = compress::summary_msg(&RichContent::Text("summary two".into())).unwrap();
+        assert_ne!(a.id, b.id);
     }
 }

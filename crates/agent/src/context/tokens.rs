@@ -135,18 +135,10 @@ impl TokenLedger {
 
 /// A structural fingerprint: block kinds, lengths and states. Catches every
 /// change the agent makes (appending, truncating, replacing images); an edit
-/// that keeps every length is not seen, except in the system prompt and the
-/// summary, whose ids are reused for new text and whose text is hashed.
+/// that keeps every length is not seen (the agent's own system prompt and
+/// summary messages get a new id whenever their text changes).
 pub(crate) fn fingerprint(msg: &Msg) -> u64 {
     let mut h = FastHasher::default();
-    if msg.id == super::SYSTEM_ID || msg.id == super::compress::SUMMARY_ID {
-        // These ids are reused for new text: hash the text itself.
-        for block in &msg.content {
-            if let ContentBlock::Text(t) = block {
-                t.text.hash(&mut h);
-            }
-        }
-    }
     msg.content.len().hash(&mut h);
     msg.name.len().hash(&mut h);
     for block in &msg.content {
