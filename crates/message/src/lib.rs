@@ -46,6 +46,7 @@ mod event;
 mod msg;
 mod permission;
 mod reply;
+mod shape;
 pub mod stamp;
 
 pub use append::{Appended, is_input_event};
@@ -59,4 +60,5 @@ pub use event::*;
 pub use msg::{Msg, MsgContent, Role};
 pub use permission::{PermissionBehavior, PermissionRule};
 pub use reply::{ErrorInfo, ErrorType, FinishedReason, ReplyFinishedReason, Usage};
+pub use shape::{PrintHasher, PrintState};
 pub use stamp::{FixedStamper, Stamper, SystemStamper};

@@ -4,7 +4,7 @@
 //! one message (or one message grows) per round. Formatting a message and
 //! encoding it as JSON depends only on the message when the formatter is a
 //! chat formatter, so a model keeps each message's encoded provider messages
-//! under the message id with a [`fingerprint`] of its shape, and builds the
+//! under the message id with a [print of its shape](Msg::shape_print), and builds the
 //! body by splicing those bytes between the encoded head fields.
 //!
 //! What is kept:
@@ -18,11 +18,12 @@
 //! while formatting (which may await a download).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::BoxFuture;
-use oxiscope_message::{ContentBlock, DataBlock, DataSource, MediaBlock, Msg, RichContent, Role};
+use oxiscope_message::{
+    ContentBlock, DataBlock, DataSource, MediaBlock, Msg, PrintState, RichContent,
+};
 use oxiscope_model::ModelError;
 use serde_json::{Map, Value, json};
 
@@ -208,7 +209,7 @@ pub(crate) struct Cached<F> {
 
 #[derive(Default)]
 struct State {
-    entries: HashMap<String, Entry, FastState>,
+    entries: HashMap<String, Entry, PrintState>,
     /// Bytes counted for all entries.
     bytes: usize,
     /// Calls served; an entry remembers the last call that used it.
@@ -266,7 +267,7 @@ impl<F: PerMessage> Cached<F> {
     pub(crate) async fn encode(&self, msgs: &[Msg]) -> Result<Vec<Arc<Encoded>>, ModelError> {
         let prints: Vec<Option<u64>> = msgs
             .iter()
-            .map(|m| (self.max_bytes > 0 && self.formatter.cacheable(m)).then(|| fingerprint(m)))
+            .map(|m| (self.max_bytes > 0 && self.formatter.cacheable(m)).then(|| m.shape_print()))
             .collect();
         let mut slots = self.lookup(msgs, &prints);
         let mut fresh = Vec::new();
@@ -363,178 +364,14 @@ impl<F: PerMessage> Cached<F> {
     }
 }
 
-/// A cheap print of the shape of `msg`: its role, the kind and state of
-/// every block, and the length of every string a formatter reads (name,
-/// texts, ids, tool names and inputs, media types and payloads). A message
-/// that grows, shrinks, gains a block or changes a state gets another print;
-/// an edit that keeps every length does not. Only lengths are read, not the
-/// text itself, so printing a long conversation stays cheap.
-pub(crate) fn fingerprint(msg: &Msg) -> u64 {
-    let mut h = FastHasher::default();
-    h.write_u8(role_tag(msg.role));
-    len(&msg.name, &mut h);
-    h.write_usize(msg.content.len());
-    for block in &msg.content {
-        match block {
-            ContentBlock::Text(t) => {
-                h.write_u8(1);
-                len(&t.text, &mut h);
-            }
-            ContentBlock::Thinking(t) => {
-                h.write_u8(2);
-                len(&t.thinking, &mut h);
-                h.write_usize(t.extra.len());
-                for (key, value) in &t.extra {
-                    len(key, &mut h);
-                    match value {
-                        Value::String(s) => len(s, &mut h),
-                        // Rare, small: whole values.
-                        other => len(&other.to_string(), &mut h),
-                    }
-                }
-            }
-            ContentBlock::Data(d) => {
-                h.write_u8(3);
-                data_print(d, &mut h);
-            }
-            ContentBlock::Hint(hint) => {
-                h.write_u8(4);
-                rich_print(&hint.hint, &mut h);
-            }
-            ContentBlock::ToolCall(c) => {
-                h.write_u8(5);
-                len(&c.id, &mut h);
-                len(&c.name, &mut h);
-                len(&c.input, &mut h);
-                c.state.hash(&mut h);
-            }
-            ContentBlock::ToolResult(r) => {
-                h.write_u8(6);
-                len(&r.id, &mut h);
-                len(&r.name, &mut h);
-                r.state.hash(&mut h);
-                rich_print(&r.output, &mut h);
-            }
-        }
-    }
-    h.finish()
-}
-
-fn role_tag(role: Role) -> u8 {
-    match role {
-        Role::System => 1,
-        Role::User => 2,
-        Role::Assistant => 3,
-    }
-}
-
-fn rich_print(content: &RichContent, h: &mut FastHasher) {
-    match content {
-        RichContent::Text(t) => {
-            h.write_u8(1);
-            len(t, h);
-        }
-        RichContent::Blocks(blocks) => {
-            h.write_u8(2);
-            h.write_usize(blocks.len());
-            for block in blocks {
-                match block {
-                    MediaBlock::Text(t) => {
-                        h.write_u8(1);
-                        len(&t.text, h);
-                    }
-                    MediaBlock::Data(d) => {
-                        h.write_u8(3);
-                        data_print(d, h);
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn data_print(data: &DataBlock, h: &mut FastHasher) {
-    len(&data.id, h);
-    h.write_usize(data.name.as_ref().map_or(usize::MAX, String::len));
-    match &data.source {
-        DataSource::Base64(src) => {
-            h.write_u8(1);
-            len(&src.media_type, h);
-            len(&src.data, h);
-        }
-        DataSource::Url(src) => {
-            h.write_u8(2);
-            len(&src.media_type, h);
-            len(&src.url, h);
-        }
-    }
-}
-
-fn len(text: &str, h: &mut FastHasher) {
-    h.write_usize(text.len());
-}
-
-/// A multiply-xorshift hasher: the inputs are our own ids and samples, not
-/// chosen by an attacker, and SipHash would cost more than the lookup.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FastHasher(u64);
-
-const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        let x = (self.0 ^ n).wrapping_mul(MUL);
-        self.0 = x ^ (x >> 29);
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(u64::from(n) | 0x100);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Builds [`FastHasher`]s.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FastState;
-
-impl BuildHasher for FastState {
-    type Hasher = FastHasher;
-
-    fn build_hasher(&self) -> FastHasher {
-        FastHasher::default()
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use oxiscope_message::{
-        Base64Source, TextBlock, ToolCallBlock, ToolCallState, ToolResultBlock, ToolResultState,
-        UrlSource,
+        Base64Source, Role, TextBlock, ToolCallBlock, ToolCallState, ToolResultBlock,
+        ToolResultState, UrlSource,
     };
     use pretty_assertions::assert_eq;
 
@@ -639,22 +476,22 @@ mod tests {
         );
 
         let mut call = ToolCallBlock::new("c1", "run", "{}");
-        let before = fingerprint(&msgs[2]);
+        let before = msgs[2].shape_print();
         msgs[2].content.push(ContentBlock::ToolCall(call.clone()));
-        let with_call = fingerprint(&msgs[2]);
+        let with_call = msgs[2].shape_print();
         assert_ne!(before, with_call);
         call.state = ToolCallState::Finished;
         msgs[2].content[1] = ContentBlock::ToolCall(call);
-        assert_ne!(with_call, fingerprint(&msgs[2]));
+        assert_ne!(with_call, msgs[2].shape_print());
         let mut result = ToolResultBlock::new("c1", "run", "out", ToolResultState::Running);
         msgs[2]
             .content
             .push(ContentBlock::ToolResult(result.clone()));
-        let running = fingerprint(&msgs[2]);
+        let running = msgs[2].shape_print();
         result.state = ToolResultState::Success;
         msgs[2].content[2] = ContentBlock::ToolResult(result);
-        assert_ne!(running, fingerprint(&msgs[2]));
-        assert_eq!(fingerprint(&msgs[2]), fingerprint(&msgs[2].clone()));
+        assert_ne!(running, msgs[2].shape_print());
+        assert_eq!(msgs[2].shape_print(), msgs[2].clone().shape_print());
     }
 
     #[tokio::test]

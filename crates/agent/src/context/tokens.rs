@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
-use oxiscope_message::{ContentBlock, MediaBlock, Msg, RichContent};
+use oxiscope_message::{ContentBlock, MediaBlock, Msg, PrintHasher, PrintState, RichContent};
 use oxiscope_model::{
     DATA_BLOCK_TOKENS, MESSAGE_OVERHEAD, NAME_OVERHEAD, REPLY_PRIMING, TOOL_CALL_OVERHEAD,
     TOOL_SCHEMA_OVERHEAD, TokenCounter, ToolSchema, counter_for,
@@ -27,7 +27,7 @@ pub(crate) enum CounterSource {
 pub(crate) struct TokenLedger {
     source: CounterSource,
     counter: OnceLock<Arc<dyn TokenCounter>>,
-    messages: HashMap<String, (u64, usize), FastState>,
+    messages: HashMap<String, (u64, usize), PrintState>,
     tools: Option<(u64, usize)>,
 }
 
@@ -36,7 +36,7 @@ impl TokenLedger {
         Self {
             source,
             counter: OnceLock::new(),
-            messages: HashMap::with_hasher(FastState),
+            messages: HashMap::with_hasher(PrintState),
             tools: None,
         }
     }
@@ -57,7 +57,7 @@ impl TokenLedger {
 
     /// The tokens of one message, from the cache when it did not change.
     pub(crate) fn message(&mut self, msg: &Msg) -> usize {
-        let print = fingerprint(msg);
+        let print = msg.shape_print();
         if let Some((p, n)) = self.messages.get(&msg.id)
             && *p == print
         {
@@ -133,108 +133,14 @@ impl TokenLedger {
     }
 }
 
-/// A structural fingerprint: block kinds, lengths and states. Catches every
-/// change the agent makes (appending, truncating, replacing images); an edit
-/// that keeps every length is not seen (the agent's own system prompt and
-/// summary messages get a new id whenever their text changes).
-pub(crate) fn fingerprint(msg: &Msg) -> u64 {
-    let mut h = FastHasher::default();
-    msg.content.len().hash(&mut h);
-    msg.name.len().hash(&mut h);
-    for block in &msg.content {
-        match block {
-            ContentBlock::Text(t) => (0u8, t.text.len()).hash(&mut h),
-            ContentBlock::Thinking(t) => (1u8, t.thinking.len()).hash(&mut h),
-            ContentBlock::Data(_) => 2u8.hash(&mut h),
-            ContentBlock::Hint(x) => {
-                3u8.hash(&mut h);
-                rich_print(&x.hint, &mut h);
-            }
-            ContentBlock::ToolCall(c) => (4u8, c.name.len(), c.input.len()).hash(&mut h),
-            ContentBlock::ToolResult(r) => {
-                (5u8, r.name.len(), r.finished_at.is_some()).hash(&mut h);
-                rich_print(&r.output, &mut h);
-            }
-        }
-    }
-    h.finish()
-}
-
-fn rich_print(content: &RichContent, h: &mut impl Hasher) {
-    match content {
-        RichContent::Text(t) => (0u8, t.len()).hash(h),
-        RichContent::Blocks(blocks) => {
-            (1u8, blocks.len()).hash(h);
-            for b in blocks {
-                match b {
-                    MediaBlock::Text(t) => (0u8, t.text.len()).hash(h),
-                    MediaBlock::Data(_) => 1u8.hash(h),
-                }
-            }
-        }
-    }
-}
-
 fn tools_key(tools: &[ToolSchema]) -> u64 {
-    let mut h = FastHasher::default();
+    let mut h = PrintHasher::default();
     for t in tools {
         t.function.name.hash(&mut h);
         t.function.description.len().hash(&mut h);
         t.function.parameters.to_string().len().hash(&mut h);
     }
     h.finish()
-}
-
-/// A small multiply-rotate hasher for the cache: its keys are our own ids
-/// and lengths, not attacker-chosen, and SipHash cost more than the rest of
-/// a cached check.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Builds [`FastHasher`]s.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FastState;
-
-impl std::hash::BuildHasher for FastState {
-    type Hasher = FastHasher;
-
-    fn build_hasher(&self) -> FastHasher {
-        FastHasher::default()
-    }
 }
 
 /// An upper bound of a message's tokens for the built-in counters: bytes of
