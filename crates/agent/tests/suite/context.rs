@@ -72,6 +72,13 @@ fn summary_turn() -> ScriptedTurn {
     ScriptedTurn::tool_call("sum-1", STRUCTURED_OUTPUT_TOOL, SUMMARY).with_usage(900, 60)
 }
 
+/// A summary call that fails before it starts.
+fn failing() -> ScriptedTurn {
+    ScriptedTurn::error(ModelError::InvalidRequest {
+        message: "summary refused".into(),
+    })
+}
+
 fn model(turns: Vec<ScriptedTurn>) -> Arc<ScriptedModel> {
     Arc::new(ScriptedModel::new(turns).with_context_size(10_000))
 }
@@ -216,11 +223,6 @@ async fn compressed_messages_are_offloaded_exactly() {
 
 #[tokio::test]
 async fn a_summariser_that_fails_twice_is_retried() {
-    let failing = || {
-        ScriptedTurn::error(ModelError::InvalidRequest {
-            message: "summary refused".into(),
-        })
-    };
     let model = model(loop_script(vec![failing(), failing(), summary_turn()]));
     let agent = agent_with(&model, reserve_config()).build().unwrap();
     let events = collect(agent.reply_stream(user("Dump four times."))).await;
@@ -237,11 +239,6 @@ async fn a_summariser_that_fails_twice_is_retried() {
 
 #[tokio::test]
 async fn a_summariser_that_keeps_failing_falls_back_to_truncation() {
-    let failing = || {
-        ScriptedTurn::error(ModelError::InvalidRequest {
-            message: "summary refused".into(),
-        })
-    };
     let model = model(loop_script(vec![failing(), failing(), failing()]));
     let agent = agent_with(&model, reserve_config()).build().unwrap();
     let events = collect(agent.reply_stream(user("Dump four times."))).await;
@@ -257,11 +254,6 @@ async fn a_summariser_that_keeps_failing_falls_back_to_truncation() {
 
 #[tokio::test]
 async fn without_the_fallback_a_failed_summary_leaves_the_context_alone() {
-    let failing = || {
-        ScriptedTurn::error(ModelError::InvalidRequest {
-            message: "summary refused".into(),
-        })
-    };
     let mut turns = loop_script(vec![failing(), failing(), failing()]);
     turns.pop();
     let model = model(turns);
@@ -510,11 +502,6 @@ async fn the_agent_can_compress_with_the_tool_once_in_the_buffer() {
 
 #[tokio::test]
 async fn a_failed_agentic_compression_is_an_error_result_and_changes_nothing() {
-    let failing = || {
-        ScriptedTurn::error(ModelError::InvalidRequest {
-            message: "summary refused".into(),
-        })
-    };
     let model = model(vec![
         ScriptedTurn::tool_call("c1", "dump", r#"{"tokens": 6500}"#),
         ScriptedTurn::tool_call("k1", "CompressContext", "{}"),
