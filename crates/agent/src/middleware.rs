@@ -182,6 +182,39 @@ impl<'a> ModelNext<'a> {
     }
 }
 
+/// A model seen through the middlewares' `on_model_call`: calls made with
+/// it (the summary calls of compression) pass the same onion as the
+/// reasoning steps' calls.
+#[derive(Debug)]
+pub(crate) struct ThroughMiddleware<'a> {
+    pub(crate) middlewares: &'a [Arc<dyn Middleware>],
+    pub(crate) model: &'a dyn DynChatModel,
+}
+
+impl DynChatModel for ThroughMiddleware<'_> {
+    fn model_name(&self) -> &str {
+        self.model.model_name()
+    }
+
+    fn context_size(&self) -> Option<u64> {
+        self.model.context_size()
+    }
+
+    fn call_boxed<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<ChatStream, ModelError>> {
+        let call = ModelCall {
+            messages: Cow::Borrowed(request.messages),
+            tools: Cow::Borrowed(request.tools),
+            tool_choice: request.tool_choice.cloned(),
+            cancel,
+        };
+        ModelNext::new(self.middlewares, self.model).run(call)
+    }
+}
+
 /// A tool call about to run, as middleware sees it.
 #[derive(Debug, Clone)]
 pub struct ActingCall {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use oxiscope_message::{ContentBlock, Msg, RichContent, Role};
 use oxiscope_model::{
-    ChatUsage, DynChatModel, REPLY_PRIMING, StructuredError, StructuredOptions, ToolSchema,
+    ChatUsage, REPLY_PRIMING, StructuredError, StructuredOptions, ToolSchema,
     generate_structured_output,
 };
 use oxiscope_tool::Offloader;
@@ -109,7 +109,8 @@ pub(crate) struct Compressor<'a> {
     pub(crate) ledger: &'a mut TokenLedger,
     pub(crate) system: &'a Msg,
     pub(crate) tools: &'a [ToolSchema],
-    pub(crate) models: Vec<&'a dyn DynChatModel>,
+    /// The model, then the fallback, each through `on_model_call`.
+    pub(crate) models: Vec<crate::middleware::ThroughMiddleware<'a>>,
     pub(crate) offloader: Option<&'a dyn Offloader>,
     pub(crate) session_id: &'a str,
     pub(crate) context_size: u64,
@@ -253,13 +254,8 @@ impl Compressor<'_> {
                 let options = StructuredOptions::default()
                     .with_max_retries(1)
                     .with_cancel(self.cancel.clone());
-                match generate_structured_output(
-                    *model,
-                    &input,
-                    &req.config.summary_schema,
-                    options,
-                )
-                .await
+                match generate_structured_output(model, &input, &req.config.summary_schema, options)
+                    .await
                 {
                     Ok(out) => {
                         add_usage(&mut usage, &out.usage);

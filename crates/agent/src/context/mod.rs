@@ -13,8 +13,10 @@ pub use compress::{CompressNext, CompressOutcome, CompressRequest};
 
 use crate::agent::Inner;
 use crate::error::ContextError;
+use crate::middleware::ThroughMiddleware;
 use crate::state::AgentState;
 use compress::Compressor;
+use std::sync::Arc;
 use tokens::TokenLedger;
 
 /// The id of the system prompt message.
@@ -56,8 +58,8 @@ pub(crate) fn compress_tool_schema() -> ToolSchema {
 
 /// Runs one compression check through the middlewares' onion.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn run_compression(
-    inner: &Inner,
+pub(crate) async fn run_compression<'a>(
+    inner: &'a Inner,
     context: &mut Vec<Msg>,
     summary: &mut RichContent,
     ledger: &mut TokenLedger,
@@ -67,9 +69,13 @@ pub(crate) async fn run_compression(
     cancel: CancellationToken,
     request: CompressRequest,
 ) -> Result<CompressOutcome, ContextError> {
-    let mut models: Vec<&dyn oxiscope_model::DynChatModel> = vec![inner.model.as_ref()];
+    let through = |model: &'a Arc<dyn oxiscope_model::DynChatModel>| ThroughMiddleware {
+        middlewares: &inner.middlewares,
+        model: model.as_ref(),
+    };
+    let mut models = vec![through(&inner.model)];
     if let Some(f) = &inner.fallback_model {
-        models.push(f.as_ref());
+        models.push(through(f));
     }
     let mut job = Compressor {
         context,

@@ -682,3 +682,50 @@ async fn compressing_a_parked_reply_keeps_the_waiting_calls() {
     assert_eq!(pending, ["f1"]);
     assert_eq!(call_ids(state.reply_msg().unwrap()), ["f1"]);
 }
+
+/// Counts the model calls that pass `on_model_call`.
+#[derive(Debug, Default)]
+struct CountCalls(std::sync::atomic::AtomicUsize);
+
+impl oxiscope_agent::Middleware for CountCalls {
+    fn on_model_call<'a>(
+        &'a self,
+        call: oxiscope_agent::ModelCall<'a>,
+        next: oxiscope_agent::ModelNext<'a>,
+    ) -> futures_util::future::BoxFuture<
+        'a,
+        Result<oxiscope_model::ChatStream, oxiscope_model::ModelError>,
+    > {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        next.run(call)
+    }
+}
+
+#[tokio::test]
+async fn the_summary_call_passes_the_model_call_middleware() {
+    let model = model(loop_script(vec![summary_turn()]));
+    let counter = Arc::new(CountCalls::default());
+    let agent = agent_with(&model, reserve_config())
+        .middleware(SharedCount(counter.clone()))
+        .build()
+        .unwrap();
+    let _ = collect(agent.reply_stream(user("Dump four times."))).await;
+    assert_eq!(model.requests().len(), 6);
+    assert_eq!(counter.0.load(std::sync::atomic::Ordering::SeqCst), 6);
+}
+
+#[derive(Debug)]
+struct SharedCount(Arc<CountCalls>);
+
+impl oxiscope_agent::Middleware for SharedCount {
+    fn on_model_call<'a>(
+        &'a self,
+        call: oxiscope_agent::ModelCall<'a>,
+        next: oxiscope_agent::ModelNext<'a>,
+    ) -> futures_util::future::BoxFuture<
+        'a,
+        Result<oxiscope_model::ChatStream, oxiscope_model::ModelError>,
+    > {
+        self.0.on_model_call(call, next)
+    }
+}
