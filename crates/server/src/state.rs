@@ -85,6 +85,7 @@ struct Inner {
     config: ServerConfig,
     runs: Mutex<HashMap<String, ActiveRun>>,
     shutdown: CancellationToken,
+    models: crate::service::models::ModelCache,
 }
 
 impl AppState {
@@ -104,6 +105,7 @@ impl AppState {
                 config,
                 runs: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
+                models: crate::service::models::ModelCache::default(),
             }),
         }
     }
@@ -130,6 +132,11 @@ impl AppState {
     #[must_use]
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// The chat models kept between runs.
+    pub(crate) fn models(&self) -> &crate::service::models::ModelCache {
+        &self.inner.models
     }
 
     /// The data directory.

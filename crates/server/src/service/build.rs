@@ -52,9 +52,12 @@ pub(crate) async fn build_agent(
         .ok_or_else(|| {
             ApiError::NotFound(format!("Credential {} not found", config.credential_id))
         })?;
-    let credential = unseal_credential(state, &record)?;
-    let model = chat_model(&credential, &config)
-        .map_err(|e| ApiError::BadRequest(format!("Cannot build the chat model: {e}")))?;
+    let key = super::models::key(&record, &config);
+    let model = state.models().get_or_build(key, || {
+        let credential = unseal_credential(state, &record)?;
+        chat_model(&credential, &config)
+            .map_err(|e| ApiError::BadRequest(format!("Cannot build the chat model: {e}")))
+    })?;
 
     let workdir = workspace_dir(state, &session.workspace_id);
     std::fs::create_dir_all(&workdir)

@@ -3,6 +3,7 @@
 
 mod build;
 mod input;
+pub(crate) mod models;
 mod run;
 mod sessions;
 

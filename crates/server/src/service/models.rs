@@ -1,0 +1,125 @@
+//! Chat models kept between runs: a run of a session reuses the model (its
+//! HTTP connections, its formatted-request cache) that the previous run of
+//! the same credential and model config built.
+
+use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use oxiscope_model::DynChatModel;
+use oxiscope_storage::CredentialRecord;
+
+use crate::api::ChatModelConfig;
+
+/// How many models are kept; the least recently used goes first. Each holds
+/// its own capped request cache, so this also bounds that memory.
+const CAPACITY: usize = 16;
+
+/// A small most-recently-used list of built models.
+#[derive(Debug, Default)]
+pub(crate) struct ModelCache {
+    slots: Mutex<VecDeque<(u64, Arc<dyn DynChatModel>)>>,
+}
+
+/// The key of a model: the credential as stored (a rotated secret seals
+/// differently, so it builds a new model) and the whole model config.
+pub(crate) fn key(record: &CredentialRecord, config: &ChatModelConfig) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    record.user_id.hash(&mut h);
+    record.id.hash(&mut h);
+    record.sealed.hash(&mut h);
+    serde_json::to_string(config)
+        .unwrap_or_default()
+        .hash(&mut h);
+    h.finish()
+}
+
+impl ModelCache {
+    /// The model for `key`, built with `make` when none is kept.
+    ///
+    /// # Errors
+    /// What `make` returns (nothing is kept then).
+    pub(crate) fn get_or_build<E>(
+        &self,
+        key: u64,
+        make: impl FnOnce() -> Result<Arc<dyn DynChatModel>, E>,
+    ) -> Result<Arc<dyn DynChatModel>, E> {
+        let lock = || self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        {
+            let mut slots = lock();
+            if let Some(at) = slots.iter().position(|(k, _)| *k == key) {
+                let hit = slots.remove(at);
+                if let Some((k, model)) = hit {
+                    slots.push_front((k, Arc::clone(&model)));
+                    return Ok(model);
+                }
+            }
+        }
+        // Built outside the lock; two runs racing build twice, harmlessly.
+        let model = make()?;
+        let mut slots = lock();
+        if !slots.iter().any(|(k, _)| *k == key) {
+            slots.push_front((key, Arc::clone(&model)));
+            slots.truncate(CAPACITY);
+        }
+        Ok(model)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxiscope_model::ModelError;
+    use oxiscope_test_support::ScriptedModel;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn build(count: &AtomicUsize) -> Result<Arc<dyn DynChatModel>, ModelError> {
+        count.fetch_add(1, Ordering::SeqCst);
+        Ok(Arc::new(ScriptedModel::new([])))
+    }
+
+    #[test]
+    fn a_model_is_built_once_per_key_and_the_oldest_goes_first() {
+        let cache = ModelCache::default();
+        let built = AtomicUsize::new(0);
+        let a = cache.get_or_build(1, || build(&built)).unwrap();
+        let again = cache.get_or_build(1, || build(&built)).unwrap();
+        assert!(Arc::ptr_eq(&a, &again));
+        assert_eq!(built.load(Ordering::SeqCst), 1);
+        for k in 2..=(CAPACITY as u64 + 1) {
+            cache.get_or_build(k, || build(&built)).unwrap();
+        }
+        // Key 1 was the least recently used: rebuilt.
+        let rebuilt = cache.get_or_build(1, || build(&built)).unwrap();
+        assert!(!Arc::ptr_eq(&a, &rebuilt));
+        let failed = cache.get_or_build(999, || {
+            Err(ModelError::InvalidRequest {
+                message: "no".into(),
+            })
+        });
+        assert!(failed.is_err());
+        assert!(cache.get_or_build(999, || build(&built)).is_ok());
+    }
+
+    #[test]
+    fn a_rotated_secret_or_another_config_is_another_key() {
+        let record = CredentialRecord {
+            id: "c".into(),
+            user_id: "u".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            sealed: "sealed-1".into(),
+        };
+        let config: ChatModelConfig = serde_json::from_value(serde_json::json!({
+            "type": "openai_credential", "credential_id": "c", "model": "gpt-4o"
+        }))
+        .unwrap();
+        let mut rotated = record.clone();
+        rotated.sealed = "sealed-2".into();
+        let mut other = config.clone();
+        other.model = "gpt-4.1".into();
+        assert_eq!(key(&record, &config), key(&record, &config.clone()));
+        assert_ne!(key(&record, &config), key(&rotated, &config));
+        assert_ne!(key(&record, &config), key(&record, &other));
+    }
+}
