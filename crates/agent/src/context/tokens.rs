@@ -179,12 +179,29 @@ pub(crate) fn rich_bound(content: &RichContent) -> usize {
 }
 
 fn tool_byte_bound(tool: &ToolSchema) -> usize {
-    // The schema's JSON: name, description, parameters and the wrapper.
-    TOOL_SCHEMA_OVERHEAD
-        + 64
-        + tool.function.name.len()
+    // The schema's JSON: name, description, parameters and the wrapper,
+    // with a quarter more for escapes (walking the value, not encoding it).
+    let text = tool.function.name.len()
         + tool.function.description.len()
-        + tool.function.parameters.to_string().len()
+        + json_len(&tool.function.parameters);
+    TOOL_SCHEMA_OVERHEAD + 64 + text + text / 4
+}
+
+/// About the length of `v` as compact JSON, without encoding it.
+fn json_len(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => 2 + items.iter().map(|i| json_len(i) + 1).sum::<usize>(),
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(k, v)| k.len() + 4 + json_len(v))
+                .sum::<usize>()
+        }
+    }
 }
 
 #[cfg(test)]
