@@ -15,6 +15,11 @@
 //! N=100: 30.6 replies/s, token->SSE p50 142 ms / p99 365 ms, peak RSS
 //! 77 MiB; N=1000: 37.1 replies/s, p50 305 ms / p99 1.17 s, peak RSS
 //! 350 MiB. Each reply is six model calls and five tool calls.
+//!
+//! After runs reuse the chat model of the same credential and config (no
+//! HTTP client, root certificates and request cache built per run):
+//! N=100: 95.9 replies/s, p50 38 ms / p99 100 ms, peak RSS 60 MiB;
+//! N=1000: 103.1 replies/s, p50 58 ms / p99 191 ms, peak RSS 261 MiB.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
