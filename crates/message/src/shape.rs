@@ -9,19 +9,19 @@ use serde_json::Value;
 use crate::{ContentBlock, DataBlock, DataSource, MediaBlock, Msg, RichContent, Role};
 
 impl Msg {
-    /// A cheap print of this message's shape (see [`shape_print`]).
+    /// A cheap print of the shape of this message: its role, the kind and state of
+    /// every block, and the length of every string a formatter reads (name,
+    /// texts, ids, tool names and inputs, media types and payloads). A message
+    /// that grows, shrinks, gains a block or changes a state gets another print;
+    /// an edit that keeps every length does not. Only lengths are read, not the
+    /// text itself, so printing a long conversation stays cheap.
     #[must_use]
     pub fn shape_print(&self) -> u64 {
         shape_print(self)
     }
 }
 
-/// A cheap print of the shape of `msg`: its role, the kind and state of
-/// every block, and the length of every string a formatter reads (name,
-/// texts, ids, tool names and inputs, media types and payloads). A message
-/// that grows, shrinks, gains a block or changes a state gets another print;
-/// an edit that keeps every length does not. Only lengths are read, not the
-/// text itself, so printing a long conversation stays cheap.
+/// See [`Msg::shape_print`].
 pub(crate) fn shape_print(msg: &Msg) -> u64 {
     let mut h = PrintHasher::default();
     h.write_u8(role_tag(msg.role));
