@@ -729,3 +729,79 @@ impl oxiscope_agent::Middleware for SharedCount {
         self.0.on_model_call(call, next)
     }
 }
+
+/// An offloader whose storage is gone.
+#[derive(Debug)]
+struct BrokenOffloader;
+
+impl oxiscope_tool::Offloader for BrokenOffloader {
+    fn offload_context<'a>(
+        &'a self,
+        _session_id: &'a str,
+        _msgs: &'a [Msg],
+    ) -> futures_util::future::BoxFuture<'a, Result<String, oxiscope_tool::OffloadError>> {
+        Box::pin(async { Err(broken()) })
+    }
+
+    fn offload_tool_result<'a>(
+        &'a self,
+        _session_id: &'a str,
+        _result: &'a oxiscope_message::ToolResultBlock,
+    ) -> futures_util::future::BoxFuture<'a, Result<String, oxiscope_tool::OffloadError>> {
+        Box::pin(async { Err(broken()) })
+    }
+
+    fn offload_data_block<'a>(
+        &'a self,
+        _session_id: &'a str,
+        _block: &'a DataBlock,
+    ) -> futures_util::future::BoxFuture<'a, Result<String, oxiscope_tool::OffloadError>> {
+        Box::pin(async { Err(broken()) })
+    }
+}
+
+fn broken() -> oxiscope_tool::OffloadError {
+    oxiscope_tool::OffloadError::Io {
+        path: "/gone".into(),
+        source: std::io::Error::other("disk gone"),
+    }
+}
+
+#[tokio::test]
+async fn a_failing_offloader_does_not_stop_compression_or_truncation() {
+    // Truncation without a file to point at.
+    let model_a = model(vec![
+        ScriptedTurn::tool_call("big", "dump", r#"{"tokens": 2000}"#),
+        ScriptedTurn::text("Seen it."),
+    ]);
+    let config = ContextConfig {
+        tool_result_limit: 100,
+        ..ContextConfig::default()
+    };
+    let agent = agent_with(&model_a, config)
+        .offloader(Arc::new(BrokenOffloader))
+        .build()
+        .unwrap();
+    let events = collect(agent.reply_stream(user("Dump."))).await;
+    assert!(matches!(events.last(), Some(AgentEvent::ReplyEnd(e)) if e.error.is_none()));
+    let cut = model_a.requests()[1].messages.last().unwrap().clone();
+    let result = cut.tool_results().next().unwrap().output.text("");
+    assert!(result.contains("<<<TRUNCATED>>>") && !result.contains("refer to the file"));
+
+    // Compression with nowhere to keep the old messages.
+    let model_b = model(loop_script(vec![summary_turn()]));
+    let agent = agent_with(&model_b, reserve_config())
+        .offloader(Arc::new(BrokenOffloader))
+        .build()
+        .unwrap();
+    let events = collect(agent.reply_stream(user("Dump four times."))).await;
+    assert!(matches!(events.last(), Some(AgentEvent::ReplyEnd(e)) if e.error.is_none()));
+    let state = agent.state().await;
+    let summary = state.summary.text("");
+    assert!(summary.contains("Dump output four times"), "{summary}");
+    assert!(
+        !summary.contains("full text of the summarised"),
+        "{summary}"
+    );
+    assert_valid(&state.context);
+}

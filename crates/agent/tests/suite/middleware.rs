@@ -317,3 +317,52 @@ async fn a_relaying_reply_middleware_does_not_start_rounds() {
     let again = collect(agent.reply_stream(user("Again"))).await;
     assert!(matches!(again.last(), Some(AgentEvent::ReplyEnd(_))));
 }
+
+/// Holds the `REPLY_END` forever: neither passes it on nor asks for more.
+#[derive(Debug, Default)]
+struct Holder;
+
+impl Middleware for Holder {
+    fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
+        let mut inner = next.run(call);
+        let mut held = false;
+        futures_util::stream::poll_fn(move |cx| {
+            if held {
+                return std::task::Poll::Pending;
+            }
+            match inner.as_mut().poll_next(cx) {
+                std::task::Poll::Ready(Some(AgentEvent::ReplyEnd(_))) => {
+                    held = true;
+                    std::task::Poll::Pending
+                }
+                other => other,
+            }
+        })
+        .boxed()
+    }
+}
+
+#[tokio::test]
+async fn an_interrupt_frees_a_reply_whose_end_is_held() {
+    let model = scripted(vec![ScriptedTurn::text("Done.")]);
+    let dynamic: Arc<dyn DynChatModel> = model.clone();
+    let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
+        .middleware(Holder)
+        .build()
+        .unwrap();
+    let mut stream = agent.reply_stream(user("Hi"));
+    // Read until the stream stalls on the held end.
+    loop {
+        match tokio::time::timeout(std::time::Duration::from_millis(200), stream.next()).await {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the stream ended"),
+            Err(_) => break,
+        }
+    }
+    stream.interrupt();
+    let state = tokio::time::timeout(std::time::Duration::from_secs(5), agent.state())
+        .await
+        .expect("the reply released the agent");
+    assert!(state.reply_msg().unwrap().finished_reason.is_some());
+    drop(stream);
+}
