@@ -10,73 +10,29 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use divan::Bencher;
-use oxiscope_test_support::{FakeServer, OpenAiScript};
-use tempfile::TempDir;
 
 fn main() {
     divan::main();
 }
 
-struct Sandbox {
-    rt: tokio::runtime::Runtime,
-    server: FakeServer,
-    root: TempDir,
-}
+/// The sandbox the CLI tests use: a fake OpenAI server and temporary
+/// config, data, home and working directories.
+#[allow(dead_code)]
+#[path = "../tests/suite/chat_env.rs"]
+mod chat_env;
 
-fn sandbox() -> Sandbox {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt.block_on(FakeServer::start()).unwrap();
-    let root = tempfile::tempdir().unwrap();
-    for dir in ["config", "data", "home", "work"] {
-        std::fs::create_dir_all(root.path().join(dir)).unwrap();
-    }
-    Sandbox { rt, server, root }
-}
+use chat_env::{ChatEnv, text};
 
-impl Sandbox {
-    fn answer(&self) {
-        let _ = &self.rt;
-        self.server
-            .push(OpenAiScript::new().text("Hi.").finish("stop").response());
-    }
-
-    fn spawn(&self) -> Child {
-        let base = format!("{}/v1", self.server.base_url());
-        let dir = |d: &str| self.root.path().join(d);
-        Command::new(env!("CARGO_BIN_EXE_oxiscope"))
-            .args([
-                "chat",
-                "--provider",
-                "openai",
-                "--api-key",
-                "sk-bench",
-                "--base-url",
-                &base,
-                "--no-color",
-                "-p",
-                "hi",
-                "--output",
-                "events",
-            ])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", dir("home"))
-            .env("OXISCOPE_CONFIG_DIR", dir("config"))
-            .env("OXISCOPE_DATA_DIR", dir("data"))
-            .current_dir(dir("work"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    }
+fn spawn(env: &ChatEnv) -> Child {
+    env.chat(&["-p", "hi", "--output", "events"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 /// Waits for the process when dropped (after the timing).
@@ -90,31 +46,35 @@ impl Drop for Reaped {
 
 #[divan::bench(sample_count = 40, sample_size = 1)]
 fn spawn_to_first_event(bencher: Bencher<'_, '_>) {
-    let s = sandbox();
-    bencher.with_inputs(|| s.answer()).bench_local_values(|()| {
-        let mut child = s.spawn();
-        let stdout = child.stdout.take().unwrap();
-        let mut first = String::new();
-        let mut reader = BufReader::new(stdout);
-        reader.read_line(&mut first).unwrap();
-        assert!(first.contains("REPLY_START"), "{first}");
-        // Keep reading in the background so the process can finish.
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            while reader.read_line(&mut rest).unwrap_or(0) > 0 {
-                rest.clear();
-            }
+    let env = ChatEnv::new();
+    bencher
+        .with_inputs(|| env.answer(&text("Hi.")))
+        .bench_local_values(|()| {
+            let mut child = spawn(&env);
+            let stdout = child.stdout.take().unwrap();
+            let mut first = String::new();
+            let mut reader = BufReader::new(stdout);
+            reader.read_line(&mut first).unwrap();
+            assert!(first.contains("REPLY_START"), "{first}");
+            // Keep reading in the background so the process can finish.
+            std::thread::spawn(move || {
+                let mut rest = String::new();
+                while reader.read_line(&mut rest).unwrap_or(0) > 0 {
+                    rest.clear();
+                }
+            });
+            Reaped(child)
         });
-        Reaped(child)
-    });
 }
 
 #[divan::bench(sample_count = 40, sample_size = 1)]
 fn spawn_to_exit(bencher: Bencher<'_, '_>) {
-    let s = sandbox();
-    bencher.with_inputs(|| s.answer()).bench_local_values(|()| {
-        let out = s.spawn().wait_with_output().unwrap();
-        assert!(out.status.success());
-        out
-    });
+    let env = ChatEnv::new();
+    bencher
+        .with_inputs(|| env.answer(&text("Hi.")))
+        .bench_local_values(|()| {
+            let out = spawn(&env).wait_with_output().unwrap();
+            assert!(out.status.success());
+            out
+        });
 }

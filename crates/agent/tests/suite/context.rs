@@ -93,6 +93,15 @@ fn agent_with(model: &Arc<ScriptedModel>, config: ContextConfig) -> oxiscope_age
         .state(allowing(&["dump", "flaky"]))
 }
 
+/// An agent that may compress with the `CompressContext` tool.
+fn agentic(model: &Arc<ScriptedModel>) -> Agent {
+    let config = ContextConfig {
+        compression_tool_enabled: true,
+        ..ContextConfig::default()
+    };
+    agent_with(model, config).build().unwrap()
+}
+
 /// Four dumps (3000, 3000, 100 and 2000 tokens): the prompt crosses the
 /// 8,000-token threshold only after the fourth, in the middle of the loop.
 fn loop_script(summary: Vec<ScriptedTurn>) -> Vec<ScriptedTurn> {
@@ -457,11 +466,7 @@ async fn the_agent_can_compress_with_the_tool_once_in_the_buffer() {
         summary_turn(),
         ScriptedTurn::text("Compressed and done."),
     ]);
-    let config = ContextConfig {
-        compression_tool_enabled: true,
-        ..ContextConfig::default()
-    };
-    let agent = agent_with(&model, config).build().unwrap();
+    let agent = agentic(&model);
     let _ = collect(agent.reply_stream(user("Work."))).await;
     let requests = model.requests();
     assert!(
@@ -510,11 +515,7 @@ async fn a_failed_agentic_compression_is_an_error_result_and_changes_nothing() {
         failing(),
         ScriptedTurn::text("Carrying on."),
     ]);
-    let config = ContextConfig {
-        compression_tool_enabled: true,
-        ..ContextConfig::default()
-    };
-    let agent = agent_with(&model, config).build().unwrap();
+    let agent = agentic(&model);
     let events = collect(agent.reply_stream(user("Work."))).await;
     assert!(matches!(events.last(), Some(AgentEvent::ReplyEnd(e)) if e.error.is_none()));
     let state = agent.state().await;
@@ -627,11 +628,7 @@ async fn compressing_by_tool_keeps_the_calls_of_the_same_batch() {
         summary_turn(),
         ScriptedTurn::text("Done."),
     ]);
-    let config = ContextConfig {
-        compression_tool_enabled: true,
-        ..ContextConfig::default()
-    };
-    let agent = agent_with(&model, config).build().unwrap();
+    let agent = agentic(&model);
     let _ = collect(agent.reply_stream(user("Work."))).await;
     let requests = model.requests();
     assert_eq!(requests.len(), 4);
