@@ -85,6 +85,25 @@ impl HttpClient {
         Self::builder().build()
     }
 
+    /// A client with the default options, built once per process and
+    /// shared (one connection pool; the TLS roots are loaded once). Use it
+    /// wherever no particular client was configured.
+    ///
+    /// # Errors
+    ///
+    /// As [`HttpClientBuilder::build`], on every call when the first build
+    /// failed.
+    pub fn shared() -> Result<Self> {
+        static SHARED: std::sync::OnceLock<std::result::Result<HttpClient, String>> =
+            std::sync::OnceLock::new();
+        match SHARED.get_or_init(|| Self::new().map_err(|e| e.to_string())) {
+            Ok(client) => Ok(client.clone()),
+            Err(message) => Err(crate::Error::Build {
+                source: message.clone().into(),
+            }),
+        }
+    }
+
     /// The same client (sharing its connection pool) with another retry policy, for
     /// calls configured with their own retry count.
     #[must_use]

@@ -61,7 +61,7 @@ impl MediaLoader {
         let shown = url.to_string();
         let http = match &self.http {
             Some(http) => http.clone(),
-            None => HttpClient::new().map_err(|e| invalid(&shown, &e.to_string()))?,
+            None => HttpClient::shared().map_err(|e| invalid(&shown, &e.to_string()))?,
         };
         let download = http
             .get_bytes(url, self.max_bytes, self.timeout)

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 /// A new HTTP client for a model that was given none.
 pub(crate) fn own_client() -> Result<HttpClient, ModelError> {
-    HttpClient::new().map_err(|e| ModelError::InvalidRequest {
+    HttpClient::shared().map_err(|e| ModelError::InvalidRequest {
         message: e.to_string(),
     })
 }

@@ -326,7 +326,7 @@ impl OpenAiChatModelBuilder {
             })?;
         let http = match self.http {
             Some(http) => http,
-            None => HttpClient::new().map_err(|e| ModelError::InvalidRequest {
+            None => HttpClient::shared().map_err(|e| ModelError::InvalidRequest {
                 message: format!("cannot build the HTTP client: {e}"),
             })?,
         };

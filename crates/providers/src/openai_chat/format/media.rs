@@ -136,7 +136,7 @@ impl OpenAiChatFormatter {
         let http = match &self.http {
             Some(http) => http,
             None => {
-                built = HttpClient::new()
+                built = HttpClient::shared()
                     .map_err(|e| invalid(format!("cannot download {url}: {e}")))?;
                 &built
             }
