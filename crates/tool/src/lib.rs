@@ -63,7 +63,7 @@ mod toolkit;
 
 pub use backend::{
     ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepMode, GrepOutput,
-    GrepRequest, LocalBackend,
+    GrepRequest, LocalBackend, run_process, search_glob, search_grep,
 };
 pub use builtin::{
     Bash, Edit, Glob, Grep, Read, TaskCreate, TaskGet, TaskList, TaskUpdate, Write, builtin_tools,
@@ -72,7 +72,7 @@ pub use chunk::{ToolChunk, ToolResponse};
 pub use error::{Error, Result};
 pub use function::{FunctionTool, IntoToolChunk};
 pub use middleware::{Next, ToolInvocation, ToolMiddleware, collect, replay};
-pub use offload::{FileOffloader, OffloadError, Offloader};
+pub use offload::{FileOffloader, OffloadError, OffloadFs, Offloader};
 pub use skill::{Skill, SkillLoader};
 pub use state::{ReadCacheEntry, SessionState, Task, TaskState, TasksContext, ToolContext};
 pub use tool::{AsPolicy, Tool, ToolCallContext, ToolFlags, ToolStream};

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepOutput,
-    GrepRequest, process, search,
+    GrepRequest, file, process, search,
 };
 
 /// The local file system and processes.
@@ -116,34 +116,8 @@ impl ExecBackend for LocalBackend {
     fn read<'a>(&'a self, path: &'a Path, max_bytes: u64) -> BoxFuture<'a, io::Result<Vec<u8>>> {
         async move {
             self.check(path).await?;
-            let meta = tokio::fs::metadata(path).await?;
-            if meta.is_dir() {
-                return Err(io::Error::new(
-                    io::ErrorKind::IsADirectory,
-                    format!("{} is a directory", path.display()),
-                ));
-            }
-            if meta.len() > max_bytes {
-                return Err(io::Error::new(
-                    io::ErrorKind::FileTooLarge,
-                    format!(
-                        "{} is {} bytes, more than the limit of {max_bytes} bytes",
-                        path.display(),
-                        meta.len()
-                    ),
-                ));
-            }
-            let data = tokio::fs::read(path).await?;
-            if data.len() as u64 > max_bytes {
-                return Err(io::Error::new(
-                    io::ErrorKind::FileTooLarge,
-                    format!(
-                        "{} grew beyond {max_bytes} bytes while reading",
-                        path.display()
-                    ),
-                ));
-            }
-            Ok(data)
+            let path = path.to_path_buf();
+            blocking(move || file::read_capped(&path, max_bytes)).await
         }
         .boxed()
     }
@@ -154,7 +128,8 @@ impl ExecBackend for LocalBackend {
             if let Some(parent) = path.parent() {
                 tokio::fs::create_dir_all(parent).await?;
             }
-            tokio::fs::write(path, data).await
+            let (path, data) = (path.to_path_buf(), data.to_vec());
+            blocking(move || file::write_regular(&path, &data)).await
         }
         .boxed()
     }
@@ -164,12 +139,19 @@ impl ExecBackend for LocalBackend {
         request: ExecRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'_, io::Result<ExecOutput>> {
-        process::run(request, cancel).boxed()
+        let mut command = tokio::process::Command::new("bash");
+        command
+            .arg("-c")
+            .arg(&request.command)
+            .current_dir(&request.cwd);
+        process::run_process(command, request.timeout, request.max_output, cancel).boxed()
     }
 
     fn glob(&self, request: GlobRequest) -> BoxFuture<'_, io::Result<Vec<GlobMatch>>> {
         async move {
-            self.check(&request.root).await?;
+            // An absolute pattern is searched from its own leading
+            // directory, not from `root`.
+            self.check(&search::glob_root(&request)).await?;
             blocking(move || search::glob(&request)).await
         }
         .boxed()
@@ -189,5 +171,5 @@ async fn blocking<T: Send + 'static>(
 ) -> io::Result<T> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| io::Error::other(format!("search task failed: {e}")))?
+        .map_err(|e| io::Error::other(format!("file system task failed: {e}")))?
 }

@@ -2,8 +2,10 @@
 //! [`LocalBackend`] on this machine's file system and processes.
 //!
 //! A sandbox implements the same trait; the tools do not know the
-//! difference.
+//! difference. It can reuse the searches ([`search_glob`],
+//! [`search_grep`]) and the process runner ([`run_process`]).
 
+mod file;
 mod local;
 mod process;
 mod search;
@@ -17,6 +19,8 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 pub use local::LocalBackend;
+pub use process::run_process;
+pub use search::{glob as search_glob, grep as search_grep};
 
 /// What a backend knows about a path.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -152,19 +156,27 @@ pub trait ExecBackend: Send + Sync + fmt::Debug {
     /// backend lets tools touch (`PermissionDenied`).
     fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileMeta>>;
 
-    /// The bytes of the file at `path`, at most `max_bytes`.
+    /// The bytes of the regular file at `path`, at most `max_bytes`.
+    ///
+    /// Must not hang or read without end on a FIFO, a device or a file
+    /// whose reported size is wrong (`/proc`).
     ///
     /// # Errors
     ///
-    /// As [`metadata`](Self::metadata); `FileTooLarge` when the file is
-    /// bigger than `max_bytes`; `IsADirectory` for a directory.
+    /// As [`metadata`](Self::metadata); `FileTooLarge` when the file holds
+    /// more than `max_bytes`; `IsADirectory` for a directory;
+    /// `InvalidInput` for anything else that is not a regular file (a
+    /// FIFO, a socket, a device), with a message naming what it is.
     fn read<'a>(&'a self, path: &'a Path, max_bytes: u64) -> BoxFuture<'a, io::Result<Vec<u8>>>;
 
     /// Writes `data` to `path`, creating missing parent directories.
     ///
     /// # Errors
     ///
-    /// The file cannot be written or is outside the allowed area.
+    /// The file cannot be written or is outside the allowed area;
+    /// `IsADirectory` for a directory; `InvalidInput`, before anything is
+    /// written and without blocking, for anything else that is not a
+    /// regular file (a FIFO, a socket, a device).
     fn write<'a>(&'a self, path: &'a Path, data: &'a [u8]) -> BoxFuture<'a, io::Result<()>>;
 
     /// Runs a shell command. A timeout or a cancellation is not an error:

@@ -1,4 +1,5 @@
-//! Running a shell command in its own process group.
+//! Running a command in its own process group, with an output cap, a
+//! timeout, cancellation and a kill of the whole group.
 
 use std::io;
 use std::process::Stdio;
@@ -11,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{ExecOutput, ExecRequest};
+use super::ExecOutput;
 
 /// How long to wait for the pipes to close after the group was killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -56,24 +57,61 @@ enum Ending {
     Cancelled,
 }
 
-/// Runs `request` with `bash -c` in a new process group; on exit, timeout or
-/// cancellation the whole group is killed so no child outlives the call;
-/// dropping the future kills the group too.
-pub(super) async fn run(request: ExecRequest, cancel: CancellationToken) -> io::Result<ExecOutput> {
-    let mut command = tokio::process::Command::new("bash");
+/// Runs a prepared `command` in a new process group, keeping the first
+/// `max_output` bytes of its stdout and stderr (interleaved as they arrive).
+///
+/// This is what [`LocalBackend`](super::LocalBackend) runs `bash -c` with;
+/// another backend can hand it any command (a sandbox launcher wrapping
+/// the shell, for example). It sets the command's stdin to null, pipes
+/// stdout and stderr, puts the child in a new process group
+/// (`process_group(0)`) and sets `kill_on_drop`, overriding what the caller
+/// set for these; program, arguments, working directory and environment
+/// are the caller's.
+///
+/// When the command exits, `timeout` passes or `cancel` is cancelled, the
+/// whole process group is killed with `SIGKILL`, so background children do
+/// not outlive the call. A timeout or a cancellation is not an error: the
+/// output so far comes back with `timed_out` or `cancelled` set and no exit
+/// code. Processes that leave the group (`setsid`) are out of its reach; a
+/// launcher should take its children down with it (for `bwrap`,
+/// `--die-with-parent`).
+///
+/// Must be called inside a Tokio runtime: the pipes are read by spawned
+/// tasks.
+///
+/// # Errors
+///
+/// The command could not be started (the message names the program and
+/// the working directory), or waiting for it failed.
+///
+/// # Cancel safety
+///
+/// Dropping the future kills the process group without reporting; cancel
+/// `cancel` instead to kill it and get the partial output.
+pub async fn run_process(
+    mut command: tokio::process::Command,
+    timeout: Duration,
+    max_output: usize,
+    cancel: CancellationToken,
+) -> io::Result<ExecOutput> {
     command
-        .arg("-c")
-        .arg(&request.command)
-        .current_dir(&request.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
     let mut child = command.spawn().map_err(|e| {
+        let prepared = command.as_std();
+        let place = prepared
+            .get_current_dir()
+            .map(|dir| format!(" in {}", dir.display()))
+            .unwrap_or_default();
         io::Error::new(
             e.kind(),
-            format!("cannot start bash in {}: {e}", request.cwd.display()),
+            format!(
+                "cannot start {}{place}: {e}",
+                prepared.get_program().to_string_lossy()
+            ),
         )
     })?;
     let mut group = GroupGuard(
@@ -83,7 +121,7 @@ pub(super) async fn run(request: ExecRequest, cancel: CancellationToken) -> io::
             .map(Pid::from_raw),
     );
     let sink = Arc::new(Mutex::new(Capped {
-        cap: request.max_output,
+        cap: max_output,
         ..Capped::default()
     }));
     let mut readers = Vec::new();
@@ -96,7 +134,7 @@ pub(super) async fn run(request: ExecRequest, cancel: CancellationToken) -> io::
 
     let ending = tokio::select! {
         status = child.wait() => Ending::Exited(status?.code()),
-        () = tokio::time::sleep(request.timeout) => Ending::TimedOut,
+        () = tokio::time::sleep(timeout) => Ending::TimedOut,
         () = cancel.cancelled() => Ending::Cancelled,
     };
     // Kill the group in every case: after a normal exit this ends

@@ -13,6 +13,7 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::{WalkBuilder, WalkState};
 
+use super::file::open_regular;
 use super::local::mtime_of;
 use super::{GlobMatch, GlobRequest, GrepMode, GrepOutput, GrepRequest};
 
@@ -46,15 +47,50 @@ fn walker(root: &Path) -> WalkBuilder {
     builder
 }
 
-pub(super) fn glob(request: &GlobRequest) -> io::Result<Vec<GlobMatch>> {
-    let (root, pattern) = if Path::new(&request.pattern).is_absolute() {
+/// The directory a glob search walks and the pattern matched below it: an
+/// absolute pattern's leading directory, or `request.root`.
+fn glob_parts(request: &GlobRequest) -> (PathBuf, String) {
+    if Path::new(&request.pattern).is_absolute() {
         split_absolute(&request.pattern)
     } else {
         (
             request.root.clone(),
             request.pattern.trim_start_matches("./").to_owned(),
         )
-    };
+    }
+}
+
+/// The directory [`glob`] walks for `request`: the leading directory of an
+/// absolute pattern (`request.root` is then unused), otherwise
+/// `request.root`. A caller confining searches checks this path.
+pub(super) fn glob_root(request: &GlobRequest) -> PathBuf {
+    glob_parts(request).0
+}
+
+/// Files matching `request.pattern`, newest first (ties by path),
+/// respecting `.gitignore`/`.ignore` files and skipping hidden ones; the
+/// search behind the `Glob` tool.
+///
+/// A relative pattern is matched against paths relative to `request.root`,
+/// with `*` not crossing `/`; an absolute pattern (`/src/**/*.rs`) is
+/// searched from its leading directory instead of `request.root`.
+///
+/// Symbolic links below the searched directory are neither followed nor
+/// listed (a link to `/` does not widen the search). The directory itself
+/// is followed when it is a link, as an explicitly named path: a caller
+/// confining searches must check where it leads, as
+/// [`LocalBackend::with_roots`](super::LocalBackend::with_roots) does.
+///
+/// This function blocks while it walks the file system (on several
+/// threads); async callers run it with `tokio::task::spawn_blocking`.
+///
+/// # Errors
+///
+/// An invalid glob (`InvalidInput`) or a searched directory that does not
+/// exist or is not a directory (`NotFound`). Unreadable entries below it
+/// are skipped.
+pub fn glob(request: &GlobRequest) -> io::Result<Vec<GlobMatch>> {
+    let (root, pattern) = glob_parts(request);
     let matcher = GlobBuilder::new(&pattern)
         .literal_separator(true)
         .build()
@@ -104,7 +140,30 @@ struct FileHits {
     count: u64,
 }
 
-pub(super) fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
+/// Searches the contents of the files under `request.root` (or the one
+/// file it names) for `request.pattern`; the search behind the `Grep`
+/// tool. Ignore files are respected, hidden files and binary files (a NUL
+/// byte) skipped; entries come sorted by path, at most
+/// `request.max_entries` of them.
+///
+/// Symbolic links below `request.root` are never followed: a link to a
+/// directory is not entered and a link to a file is not read, and each
+/// file is opened with `O_NOFOLLOW`, so a file swapped for a link after
+/// the directory was listed is skipped too. FIFOs, sockets and devices are
+/// skipped without being opened. `request.root` itself is followed when it
+/// is a link, as an explicitly named path: a caller confining searches must
+/// check where it leads, as
+/// [`LocalBackend::with_roots`](super::LocalBackend::with_roots) does.
+///
+/// This function blocks while it walks and reads the file system (on
+/// several threads); async callers run it with
+/// `tokio::task::spawn_blocking`.
+///
+/// # Errors
+///
+/// An invalid regex, glob or file type (`InvalidInput`), or a root that
+/// does not exist (`NotFound`). Unreadable files are skipped.
+pub fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
     let mut matcher = RegexMatcherBuilder::new();
     matcher
         .case_insensitive(request.case_insensitive)
@@ -188,11 +247,11 @@ pub(super) fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
                 count: 0,
                 limit: budget,
             };
-            if searcher
-                .search_path(&matcher, entry.path(), &mut sink)
-                .is_err()
-                || sink.count == 0
-            {
+            // Only the root may be a link that is followed (see the docs).
+            let Ok(file) = open_regular(entry.path(), entry.depth() == 0) else {
+                return WalkState::Continue;
+            };
+            if searcher.search_file(&matcher, &file, &mut sink).is_err() || sink.count == 0 {
                 return WalkState::Continue;
             }
             let added = match request.mode {

@@ -67,7 +67,80 @@ const CONTEXT_FILE: &str = "context.jsonl";
 #[derive(Debug, Clone)]
 pub struct FileOffloader {
     root: PathBuf,
+    fs: Arc<dyn OffloadFs>,
     locks: Arc<SessionLocks>,
+}
+
+/// The file operations a [`FileOffloader`] performs, on paths relative to
+/// its root. The default works on the host's file system; a workspace
+/// that a sandboxed tenant can rearrange supplies one that cannot be led
+/// outside by links.
+pub trait OffloadFs: Send + Sync + std::fmt::Debug {
+    /// The length of the regular file `rel`; `None` when it is missing or
+    /// not a regular file.
+    fn file_len(&self, rel: &Path) -> Option<u64>;
+
+    /// Replaces `rel` with `bytes` so readers see the old or the new
+    /// contents, creating missing parent directories.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> io::Result<()>;
+
+    /// Opens `rel` for reading and appending, creating it and its missing
+    /// parent directories.
+    ///
+    /// # Errors
+    /// The file cannot be opened or created.
+    fn open_append(&self, rel: &Path) -> io::Result<fs::File>;
+}
+
+/// [`OffloadFs`] on the host under a root directory.
+#[derive(Debug)]
+struct HostFs {
+    root: PathBuf,
+}
+
+impl OffloadFs for HostFs {
+    fn file_len(&self, rel: &Path) -> Option<u64> {
+        fs::metadata(self.root.join(rel))
+            .ok()
+            .filter(fs::Metadata::is_file)
+            .map(|m| m.len())
+    }
+
+    fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+        static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
+        let path = self.root.join(rel);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir)?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let temp = dir.join(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            NEXT_TEMP.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = fs::File::create_new(&temp)
+            .and_then(|mut file| file.write_all(bytes))
+            .and_then(|()| fs::rename(&temp, &path));
+        if written.is_err() {
+            // Best effort: the error that matters is the one returned.
+            let _ = fs::remove_file(&temp);
+        }
+        written
+    }
+
+    fn open_append(&self, rel: &Path) -> io::Result<fs::File> {
+        let path = self.root.join(rel);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+    }
 }
 
 impl FileOffloader {
@@ -77,9 +150,25 @@ impl FileOffloader {
         let root = root.into();
         let root = std::path::absolute(&root).unwrap_or(root);
         Self {
+            fs: Arc::new(HostFs { root: root.clone() }),
             root,
             locks: Arc::default(),
         }
+    }
+
+    /// An offloader writing through `fs`, naming what it wrote as paths
+    /// under `shown_root` (where the agent's tools see `fs`'s root).
+    pub fn with_fs(shown_root: impl Into<PathBuf>, fs: Arc<dyn OffloadFs>) -> Self {
+        Self {
+            root: shown_root.into(),
+            fs,
+            locks: Arc::default(),
+        }
+    }
+
+    /// `path` (under the root) relative to the root.
+    fn rel(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.root).unwrap_or(path).to_path_buf()
     }
 
     /// The root directory.
@@ -138,9 +227,9 @@ impl FileOffloader {
         // The guard moves into the blocking task: the lock is released when
         // the write is done, even if this future is dropped meanwhile.
         let guard = self.locks.get(session_id).lock_owned().await;
-        let target = path.clone();
+        let (fs, rel, shown) = (Arc::clone(&self.fs), self.rel(&path), path.clone());
         blocking(move || {
-            let result = append_batch(&target, batch.as_bytes());
+            let result = append_batch(&*fs, &rel, &shown, batch.as_bytes());
             drop(guard);
             result
         })
@@ -167,8 +256,12 @@ impl FileOffloader {
                 parts.join("\n")
             }
         };
-        let target = path.clone();
-        blocking(move || write_atomic(&target, text.as_bytes())).await?;
+        let (fs, rel, shown) = (Arc::clone(&self.fs), self.rel(&path), path.clone());
+        blocking(move || {
+            fs.write_atomic(&rel, text.as_bytes())
+                .map_err(io_at(&shown))
+        })
+        .await?;
         path_string(path)
     }
 
@@ -196,14 +289,14 @@ impl FileOffloader {
         data: &str,
         media_type: &str,
     ) -> Result<PathBuf, OffloadError> {
-        let dir = self.data_dir();
+        let (fs, dir) = (Arc::clone(&self.fs), self.data_dir());
         let data = data.to_owned();
         let ext = extension_for(media_type);
         let block_id = block_id.to_owned();
         blocking(move || {
             let bytes = decode_base64(&data)
                 .map_err(|reason| OffloadError::InvalidBase64 { block_id, reason })?;
-            store_bytes(&dir, &bytes, ext)
+            store_bytes(&*fs, &dir, &bytes, ext)
         })
         .await
     }
@@ -228,9 +321,9 @@ impl FileOffloader {
                     )),
                     Err(OffloadError::InvalidBase64 { .. }) => {
                         // Keep the payload anyway: the text is all that is left.
-                        let dir = self.data_dir();
+                        let (fs, dir) = (Arc::clone(&self.fs), self.data_dir());
                         let raw = b64.data.clone().into_bytes();
-                        let path = blocking(move || store_bytes(&dir, &raw, "b64")).await?;
+                        let path = blocking(move || store_bytes(&*fs, &dir, &raw, "b64")).await?;
                         Ok(format!(
                             "[{label}: {media_type}, payload is not valid base64; raw payload \
                              saved to {}]",
@@ -360,51 +453,33 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> OffloadError + '_ {
     }
 }
 
-/// Stores `bytes` as `{dir}/{sha256}.{ext}` unless an equal file is there.
-fn store_bytes(dir: &Path, bytes: &[u8], ext: &str) -> Result<PathBuf, OffloadError> {
-    let path = dir.join(format!("{}.{ext}", sha256_hex(bytes)));
-    match fs::metadata(&path) {
-        Ok(meta) if meta.is_file() && meta.len() == bytes.len() as u64 => Ok(path),
-        _ => {
-            write_atomic(&path, bytes)?;
-            Ok(path)
-        }
+/// Stores `bytes` as `{DATA_DIR}/{sha256}.{ext}` unless an equal file is
+/// there; `dir` is that directory as shown.
+fn store_bytes(
+    fs: &dyn OffloadFs,
+    dir: &Path,
+    bytes: &[u8],
+    ext: &str,
+) -> Result<PathBuf, OffloadError> {
+    let name = format!("{}.{ext}", sha256_hex(bytes));
+    let rel = Path::new(DATA_DIR).join(&name);
+    let path = dir.join(name);
+    if fs.file_len(&rel) != Some(bytes.len() as u64) {
+        fs.write_atomic(&rel, bytes).map_err(io_at(&path))?;
     }
+    Ok(path)
 }
 
-/// Replaces `path` with `bytes` through a temporary file in its directory.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OffloadError> {
-    static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(io_at(dir))?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        NEXT_TEMP.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = fs::File::create_new(&temp)
-        .and_then(|mut file| file.write_all(bytes))
-        .map_err(io_at(&temp))
-        .and_then(|()| fs::rename(&temp, path).map_err(io_at(path)));
-    if written.is_err() {
-        // Best effort: the error that matters is the one returned.
-        let _ = fs::remove_file(&temp);
-    }
-    written
-}
-
-/// Appends `batch` to `path` with one write, after a newline if the file
-/// does not end with one.
-fn append_batch(path: &Path, batch: &[u8]) -> Result<(), OffloadError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(io_at(dir))?;
+/// Appends `batch` to `rel` (shown as `shown`) with one write, after a
+/// newline if the file does not end with one.
+fn append_batch(
+    fs: &dyn OffloadFs,
+    rel: &Path,
+    shown: &Path,
+    batch: &[u8],
+) -> Result<(), OffloadError> {
     let io = || -> io::Result<()> {
-        let mut file = fs::OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)?;
+        let mut file = fs.open_append(rel)?;
         let mut buf = Vec::with_capacity(batch.len() + 1);
         if file.metadata()?.len() > 0 {
             file.seek(SeekFrom::End(-1))?;
@@ -420,5 +495,5 @@ fn append_batch(path: &Path, batch: &[u8]) -> Result<(), OffloadError> {
         }
         Ok(())
     };
-    io().map_err(io_at(path))
+    io().map_err(io_at(shown))
 }

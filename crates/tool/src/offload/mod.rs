@@ -46,7 +46,7 @@ use std::path::PathBuf;
 use futures_util::future::BoxFuture;
 use oxiscope_message::{DataBlock, Msg, ToolResultBlock};
 
-pub use file::FileOffloader;
+pub use file::{FileOffloader, OffloadFs};
 
 /// Persists content that leaves an agent's context and says where it went.
 ///

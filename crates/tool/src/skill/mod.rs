@@ -36,6 +36,21 @@ impl Skill {
             dir: None,
         }
     }
+
+    /// A skill from the text of a `SKILL.md` (front matter with `name` and
+    /// `description`), found in `dir`.
+    ///
+    /// # Errors
+    /// Why the front matter cannot be used, for the caller to report.
+    pub fn from_markdown(content: String, dir: Option<PathBuf>) -> Result<Self, String> {
+        let (name, description) = loader::parse_front_matter(&content)?;
+        Ok(Self {
+            name,
+            description,
+            content,
+            dir,
+        })
+    }
 }
 
 /// The system-prompt fragment listing `skills`, or `None` when empty.

@@ -1,11 +1,12 @@
-//! The Bash tool: exit codes, caps, timeouts, process-tree kill.
+//! The Bash tool and the `run_process` under it: exit codes, caps,
+//! timeouts, process-tree kill.
 
 use std::path::Path;
 use std::time::Duration;
 
 use oxiscope_message::{PermissionBehavior, ToolResultState};
 use oxiscope_permission::{PermissionContext, PermissionMode};
-use oxiscope_tool::{SessionState, ToolResponse, Toolkit};
+use oxiscope_tool::{SessionState, ToolResponse, Toolkit, run_process};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -226,4 +227,104 @@ fn bash_permissions_come_from_the_permission_engine() {
     let perm = PermissionContext::new(PermissionMode::Default);
     let suggestions = bash.generate_suggestions(&json!({"command": "npm run build"}), &perm);
     assert!(!suggestions.is_empty());
+}
+
+fn sh(script: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(script);
+    command
+}
+
+#[tokio::test]
+async fn run_process_runs_any_command_and_reports_its_exit_and_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = sh("pwd; echo err >&2; exit 3");
+    command.current_dir(dir.path());
+    let out = run_process(
+        command,
+        Duration::from_secs(30),
+        1024,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let text = String::from_utf8(out.output.clone()).unwrap();
+    assert!(
+        text.contains(&dir.path().display().to_string()) && text.contains("err"),
+        "{text}"
+    );
+    assert_eq!(
+        (out.exit_code, out.timed_out, out.cancelled, out.truncated()),
+        (Some(3), false, false, false)
+    );
+}
+
+#[tokio::test]
+async fn run_process_kills_a_command_at_its_timeout_and_keeps_the_output() {
+    let started = std::time::Instant::now();
+    let out = run_process(
+        sh("echo hi; sleep 30"),
+        Duration::from_millis(300),
+        1024,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(out.output, b"hi\n");
+    assert_eq!(
+        (out.exit_code, out.timed_out, out.cancelled),
+        (None, true, false)
+    );
+}
+
+#[tokio::test]
+async fn run_process_caps_output_and_kills_the_group_on_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let cancel = CancellationToken::new();
+    let script = format!(
+        "head -c 5000 /dev/zero; sleep 300 & echo $! > '{}'; wait",
+        pid_file.display()
+    );
+    let task = tokio::spawn(run_process(
+        sh(&script),
+        Duration::from_secs(600),
+        100,
+        cancel.clone(),
+    ));
+    let pid = wait_for_pid(&pid_file).await;
+    cancel.cancel();
+    let out = task.await.unwrap().unwrap();
+    assert_eq!(
+        (
+            out.output.len(),
+            out.total_bytes,
+            out.cancelled,
+            out.exit_code
+        ),
+        (100, 5000, true, None)
+    );
+    assert!(out.truncated());
+    assert!(gone(pid).await, "the grandchild {pid} survived the cancel");
+}
+
+#[tokio::test]
+async fn run_process_names_a_program_that_cannot_start() {
+    let mut command = tokio::process::Command::new("/nonexistent/program");
+    command.current_dir("/");
+    let err = run_process(
+        command,
+        Duration::from_secs(1),
+        1024,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    assert!(
+        err.to_string()
+            .starts_with("cannot start /nonexistent/program in /: "),
+        "{err}"
+    );
 }

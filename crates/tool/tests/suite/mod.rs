@@ -7,6 +7,7 @@ mod pdf;
 mod schemas;
 mod search;
 mod skills;
+mod special_files;
 mod support;
 mod tasks;
 mod toolkit;

@@ -1,11 +1,15 @@
-//! Glob and Grep on a small tree.
+//! Glob and Grep on a small tree, and on links that lead out of it.
 
 use std::fs::{File, FileTimes};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use oxiscope_message::ToolResultState;
-use oxiscope_tool::{SessionState, ToolResponse};
+use oxiscope_tool::{
+    ExecBackend, GlobRequest, GrepMode, GrepRequest, LocalBackend, SessionState, ToolResponse,
+    search_glob, search_grep,
+};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -246,4 +250,132 @@ async fn grep_skips_binary_files_and_searches_a_single_file() {
         rel(dir.path(), &expect(&one, ToolResultState::Success)),
         ["README.md"]
     );
+}
+
+/// A tree whose links lead out of it: `real.txt` holds "needle"; `to_root`
+/// links to `/`, `to_outside` to a directory outside the tree and
+/// `secret.txt` to a file there, both holding "needle" too.
+fn linked_tree() -> (tempfile::TempDir, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    write(dir.path(), "real.txt", "needle\n", 0);
+    write(outside.path(), "secret.txt", "needle\n", 0);
+    write(outside.path(), "sub/deep.txt", "needle\n", 0);
+    std::os::unix::fs::symlink("/", dir.path().join("to_root")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("to_outside")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        dir.path().join("secret.txt"),
+    )
+    .unwrap();
+    (dir, outside)
+}
+
+fn grep_request(root: &Path) -> GrepRequest {
+    GrepRequest {
+        pattern: "needle|root".to_owned(),
+        root: root.to_path_buf(),
+        mode: GrepMode::FilesWithMatches,
+        glob: None,
+        file_type: None,
+        before: 0,
+        after: 0,
+        line_numbers: false,
+        case_insensitive: false,
+        multiline: false,
+        max_entries: 1_000,
+    }
+}
+
+#[test]
+fn grep_and_glob_never_follow_links_below_the_root() {
+    let (dir, _outside) = linked_tree();
+    let real = dir.path().join("real.txt");
+    let found = search_grep(&grep_request(dir.path())).unwrap();
+    assert_eq!(found.entries, [real.display().to_string()]);
+    let content = search_grep(&GrepRequest {
+        mode: GrepMode::Content,
+        ..grep_request(dir.path())
+    })
+    .unwrap();
+    assert_eq!(content.entries, [format!("{}:needle", real.display())]);
+
+    for pattern in ["**/*", "**/*.txt", "to_outside/*", "to_root/etc/*"] {
+        let listed = search_glob(&GlobRequest {
+            pattern: pattern.to_owned(),
+            root: dir.path().to_path_buf(),
+        })
+        .unwrap();
+        let paths: Vec<_> = listed.into_iter().map(|m| m.path).collect();
+        let want = if pattern.starts_with("**") {
+            vec![real.clone()]
+        } else {
+            vec![]
+        };
+        assert_eq!(paths, want, "pattern {pattern}");
+    }
+}
+
+#[test]
+fn an_explicit_root_is_followed_when_it_is_a_link() {
+    let (dir, _outside) = linked_tree();
+    // Named as the root, a link is followed like a path given to `rg`...
+    let file = search_grep(&grep_request(&dir.path().join("secret.txt"))).unwrap();
+    assert_eq!(file.files, 1);
+    let tree = search_grep(&grep_request(&dir.path().join("to_outside"))).unwrap();
+    assert_eq!(tree.files, 2);
+    let listed = search_glob(&GlobRequest {
+        pattern: "*.txt".to_owned(),
+        root: dir.path().join("to_outside"),
+    })
+    .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].path.ends_with("to_outside/secret.txt"));
+}
+
+#[tokio::test]
+async fn a_confined_backend_checks_where_a_linked_root_or_absolute_pattern_leads() {
+    let (dir, outside) = linked_tree();
+    let backend = LocalBackend::new().with_roots([dir.path().to_path_buf()]);
+    for root in ["secret.txt", "to_outside", "to_root"] {
+        let err = backend
+            .grep(grep_request(&dir.path().join(root)))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied, "{root}");
+        let err = backend
+            .glob(GlobRequest {
+                pattern: "*".to_owned(),
+                root: dir.path().join(root),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied, "{root}");
+    }
+    // An absolute pattern is walked from its own directory, so that is
+    // what is checked, not `root`.
+    let escape = GlobRequest {
+        pattern: format!("{}/**/*.txt", outside.path().display()),
+        root: dir.path().to_path_buf(),
+    };
+    let err = backend.glob(escape).await.unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+    let inside = GlobRequest {
+        pattern: format!("{}/*.txt", dir.path().display()),
+        root: outside.path().to_path_buf(),
+    };
+    let found = backend.glob(inside).await.unwrap();
+    assert_eq!(found.len(), 1);
+
+    // Through the Grep tool with a confined backend, the link is refused.
+    let toolkit = builtin_toolkit(dir.path());
+    let call_ctx = ctx(dir.path(), &SessionState::default()).with_backend(Arc::new(backend));
+    let response = run(
+        &toolkit,
+        "Grep",
+        json!({"pattern": "needle", "path": "secret.txt"}),
+        call_ctx,
+    )
+    .await;
+    assert!(expect(&response, ToolResultState::Error).contains("outside the directories"));
 }
