@@ -3,6 +3,10 @@
 //! Vendors that speak a family are configurations of it, not modules of
 //! their own: DeepSeek, Moonshot, xAI, Volcengine, DashScope's compatible
 //! mode and vLLM all use [`openai_chat`].
+//!
+//! [`chat_model`] turns a credential and a [`ModelConfig`] into the chat
+//! model of the right family; the service and the console both build their
+//! models through it.
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
@@ -10,7 +14,10 @@ pub mod anthropic;
 mod body_cache;
 #[cfg(any(feature = "anthropic", feature = "ollama"))]
 mod common;
+mod factory;
 #[cfg(feature = "ollama")]
 pub mod ollama;
 #[cfg(feature = "openai")]
 pub mod openai_chat;
+
+pub use factory::{ModelConfig, chat_model};

@@ -1,5 +1,6 @@
 //! `/sessions/` bodies and queries.
 
+use oxiscope_providers::ModelConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -20,6 +21,16 @@ pub struct ChatModelConfig {
     /// Generation parameters.
     #[serde(default)]
     pub parameters: Map<String, Value>,
+}
+
+/// The model part, for [`oxiscope_providers::chat_model`]; the credential
+/// fields stay behind.
+impl From<&ChatModelConfig> for ModelConfig {
+    fn from(config: &ChatModelConfig) -> Self {
+        ModelConfig::new(config.model.clone())
+            .with_model_class(config.model_class.clone())
+            .with_parameters(config.parameters.clone())
+    }
 }
 
 /// `POST /sessions/`.

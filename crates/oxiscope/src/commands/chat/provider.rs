@@ -6,10 +6,12 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use oxiscope_model::DynChatModel;
-use oxiscope_providers::anthropic::AnthropicChatModel;
-use oxiscope_providers::ollama::OllamaChatModel;
-use oxiscope_providers::openai_chat::{OpenAiChatModel, Vendor};
+use oxiscope_model::{
+    AnthropicCredential, Credential, DashScopeCredential, DeepSeekCredential, DynChatModel,
+    MoonshotCredential, OllamaCredential, OpenAiCredential, VolcengineCredential, XaiCredential,
+};
+use oxiscope_providers::anthropic::DEFAULT_MAX_TOKENS;
+use oxiscope_providers::{ModelConfig, chat_model};
 
 /// A model provider: a wire family, or a vendor speaking OpenAI's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,19 +94,6 @@ impl Provider {
             Self::Moonshot | Self::Xai | Self::Volcengine | Self::Vllm => None,
         }
     }
-
-    fn vendor(self) -> Option<Vendor> {
-        match self {
-            Self::OpenAi => Some(Vendor::OpenAi),
-            Self::DeepSeek => Some(Vendor::DeepSeek),
-            Self::Moonshot => Some(Vendor::Moonshot),
-            Self::Xai => Some(Vendor::Xai),
-            Self::Volcengine => Some(Vendor::Volcengine),
-            Self::DashScope => Some(Vendor::DashScope),
-            Self::Vllm => Some(Vendor::Vllm),
-            Self::Anthropic | Self::Ollama => None,
-        }
-    }
 }
 
 impl fmt::Display for Provider {
@@ -143,36 +132,113 @@ pub(crate) struct ModelSettings {
 impl ModelSettings {
     /// The chat model these settings describe.
     pub(crate) fn build(&self) -> anyhow::Result<Arc<dyn DynChatModel>> {
+        let mut config = ModelConfig::new(self.model.clone());
+        if self.provider == Provider::Anthropic {
+            // The console has always capped Claude's replies at this; the
+            // factory alone would take the model card's output size.
+            config = config.with_parameter("max_tokens", DEFAULT_MAX_TOKENS);
+        }
+        chat_model(&self.credential(), &config)
+            .with_context(|| format!("cannot set up {}", self.provider))
+    }
+
+    /// The credential of the provider's type holding the key and endpoint
+    /// (vLLM is an OpenAI credential with its base URL; an xAI host with a
+    /// scheme is taken as the whole base URL).
+    fn credential(&self) -> Credential {
         let key = self.api_key.clone().unwrap_or_default();
-        let model: Arc<dyn DynChatModel> = match self.provider {
+        let url = self.base_url.clone();
+        match self.provider {
+            Provider::OpenAi | Provider::Vllm => {
+                let c = OpenAiCredential::new(key);
+                with_url(c, url, OpenAiCredential::with_base_url).into()
+            }
             Provider::Anthropic => {
-                let mut m = AnthropicChatModel::new(key, self.model.clone())?;
-                if let Some(url) = &self.base_url {
-                    m = m.with_base_url(url.clone());
-                }
-                Arc::new(m)
+                let c = AnthropicCredential::new(key);
+                with_url(c, url, AnthropicCredential::with_base_url).into()
             }
             Provider::Ollama => {
-                let mut m = OllamaChatModel::new(self.model.clone())?;
-                if let Some(url) = &self.base_url {
-                    m = m.with_host(url.clone());
-                }
-                Arc::new(m)
+                let c = OllamaCredential::new();
+                with_url(c, url, OllamaCredential::with_host).into()
             }
-            other => {
-                let vendor = other.vendor().unwrap_or_default();
-                let mut b = OpenAiChatModel::builder(self.model.clone())
-                    .with_vendor(vendor)
-                    .with_api_key(key);
-                if let Some(url) = &self.base_url {
-                    b = b.with_base_url(url.clone());
-                }
-                Arc::new(
-                    b.build()
-                        .with_context(|| format!("cannot set up {other}"))?,
-                )
+            Provider::DeepSeek => {
+                let c = DeepSeekCredential::new(key);
+                with_url(c, url, DeepSeekCredential::with_base_url).into()
             }
-        };
-        Ok(model)
+            Provider::Moonshot => {
+                let c = MoonshotCredential::new(key);
+                with_url(c, url, MoonshotCredential::with_base_url).into()
+            }
+            Provider::Volcengine => {
+                let c = VolcengineCredential::new(key);
+                with_url(c, url, VolcengineCredential::with_base_url).into()
+            }
+            Provider::DashScope => {
+                let c = DashScopeCredential::new(key);
+                with_url(c, url, DashScopeCredential::with_base_url).into()
+            }
+            Provider::Xai => {
+                let c = XaiCredential::new(key);
+                with_url(c, url, XaiCredential::with_api_host).into()
+            }
+        }
+    }
+}
+
+/// `credential` with its endpoint set to `url`, when there is one.
+fn with_url<C>(credential: C, url: Option<String>, set: fn(C, String) -> C) -> C {
+    match url {
+        Some(url) => set(credential, url),
+        None => credential,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn settings(provider: Provider) -> ModelSettings {
+        ModelSettings {
+            provider,
+            model: "some-model".to_owned(),
+            base_url: Some("http://127.0.0.1:9/v1".to_owned()),
+            api_key: Some("sk-test".to_owned()),
+        }
+    }
+
+    #[test]
+    fn each_provider_is_a_credential_of_its_type_with_the_key_and_endpoint() {
+        for provider in Provider::ALL {
+            let credential = settings(provider).credential();
+            let kind = match provider {
+                Provider::Vllm => "openai",
+                other => other.as_str(),
+            };
+            assert_eq!(
+                credential.credential_type().as_str(),
+                format!("{kind}_credential")
+            );
+            let endpoint = match &credential {
+                Credential::Xai(c) => c.api_host.clone(),
+                other => other.base_url(),
+            };
+            assert_eq!(endpoint, "http://127.0.0.1:9/v1", "{provider}");
+            let key = credential
+                .secrets()
+                .first()
+                .map(|(_, s)| s.expose().to_owned());
+            let expected = (provider != Provider::Ollama).then(|| "sk-test".to_owned());
+            assert_eq!(key, expected, "{provider}");
+        }
+    }
+
+    #[tokio::test]
+    async fn every_provider_builds_its_model_without_calling_it() {
+        for provider in Provider::ALL {
+            let model = settings(provider).build().unwrap();
+            assert_eq!(model.model_name(), "some-model");
+        }
     }
 }

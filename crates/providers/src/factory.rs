@@ -1,0 +1,221 @@
+//! [`chat_model`]: the one place a credential and a model config become a
+//! chat model, for the service and the console alike.
+
+use std::sync::Arc;
+
+use oxiscope_model::{Credential, DynChatModel, ModelClass, ModelError};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Which chat model to call, with AgentScope's wire names (the model part
+/// of a session's `chat_model_config`).
+///
+/// ```
+/// use oxiscope_providers::ModelConfig;
+///
+/// let config: ModelConfig = serde_json::from_value(serde_json::json!({
+///     "model": "gpt-4.1",
+///     "parameters": {"temperature": 0.2},
+/// }))?;
+/// assert_eq!(config.model_class, "");
+/// assert_eq!(config, ModelConfig::new("gpt-4.1").with_parameter("temperature", 0.2));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelConfig {
+    /// The model class (`openai_chat`, `anthropic_chat`, ...); empty picks
+    /// the first class of the credential's type.
+    #[serde(default)]
+    pub model_class: String,
+    /// The model name sent to the provider.
+    pub model: String,
+    /// Generation parameters, named as the model card's `parameter_schema`
+    /// names them.
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
+}
+
+impl ModelConfig {
+    /// A config for `model`, with the credential's default class and no
+    /// parameters.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the model class (`openai_chat`, ...).
+    #[must_use]
+    pub fn with_model_class(mut self, model_class: impl Into<String>) -> Self {
+        self.model_class = model_class.into();
+        self
+    }
+
+    /// Replaces the generation parameters.
+    #[must_use]
+    pub fn with_parameters(mut self, parameters: Map<String, Value>) -> Self {
+        self.parameters = parameters;
+        self
+    }
+
+    /// Sets one generation parameter.
+    #[must_use]
+    pub fn with_parameter(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.parameters.insert(name.into(), value.into());
+        self
+    }
+}
+
+/// The chat model `config` describes, called with `credential`.
+///
+/// The wire family follows `config.model_class`, or the credential's type
+/// when the class is empty: `anthropic_chat` is Anthropic Messages,
+/// `ollama_chat` Ollama's `/api/chat`, and `openai_chat`, `deepseek_chat`,
+/// `moonshot_chat`, `xai_chat`, `volcengine_chat` and `dashscope_chat` are
+/// Chat Completions, configured (endpoint, payload quirks) by the
+/// credential. A vLLM server is an OpenAI credential with its `base_url`.
+/// An xAI credential whose `api_host` carries a scheme
+/// (`http://localhost:8000/v1`) names the whole base URL.
+///
+/// Nothing is sent: the model connects on its first call.
+///
+/// # Errors
+/// [`ModelError::InvalidRequest`], naming the class, when the class is
+/// unknown, belongs to another credential type, is not served by this crate
+/// (`openai_response`, `gemini_chat`, `minimax_chat`) or by this build (its
+/// family's feature is off); when a parameter of a known name has the wrong
+/// type; and when the model cannot be set up (no HTTP client).
+pub fn chat_model(
+    credential: &Credential,
+    config: &ModelConfig,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    let class = model_class(credential, &config.model_class)?;
+    match class {
+        ModelClass::AnthropicChat => anthropic(credential, config),
+        ModelClass::OllamaChat => ollama(credential, config),
+        ModelClass::OpenAiChat
+        | ModelClass::DeepSeekChat
+        | ModelClass::MoonshotChat
+        | ModelClass::XaiChat
+        | ModelClass::VolcengineChat
+        | ModelClass::DashScopeChat => openai_chat(credential, config),
+        ModelClass::OpenAiResponse => Err(invalid(format!(
+            "model class {class} (the OpenAI Responses API) is not supported yet; \
+             use openai_chat"
+        ))),
+        other => Err(invalid(format!("model class {other} is not supported yet"))),
+    }
+}
+
+/// The class named `name`, or the credential type's first one when `name`
+/// is empty.
+fn model_class(credential: &Credential, name: &str) -> Result<ModelClass, ModelError> {
+    let kind = credential.credential_type();
+    if name.is_empty() {
+        return kind
+            .chat_model_classes()
+            .first()
+            .copied()
+            .ok_or_else(|| invalid(format!("a {kind} drives no chat model class")));
+    }
+    let class: ModelClass = name
+        .parse()
+        .map_err(|_| invalid(format!("unknown model class {name:?}")))?;
+    if class.credential_type() != kind {
+        return Err(invalid(format!(
+            "model class {class} takes a credential of type {}, not {kind}",
+            class.credential_type()
+        )));
+    }
+    Ok(class)
+}
+
+#[cfg(feature = "anthropic")]
+fn anthropic(
+    credential: &Credential,
+    config: &ModelConfig,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    use crate::anthropic::{AnthropicChatModel, AnthropicParameters};
+
+    let params = AnthropicParameters::from_json(&Value::Object(config.parameters.clone()))
+        .map_err(|e| bad_parameters(ModelClass::AnthropicChat, &e))?;
+    let model = AnthropicChatModel::from_credential(credential, &config.model)?;
+    Ok(Arc::new(model.with_parameters(params)))
+}
+
+#[cfg(not(feature = "anthropic"))]
+fn anthropic(_: &Credential, _: &ModelConfig) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    Err(feature_off(ModelClass::AnthropicChat, "anthropic"))
+}
+
+#[cfg(feature = "ollama")]
+fn ollama(
+    credential: &Credential,
+    config: &ModelConfig,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    use crate::ollama::{OllamaChatModel, OllamaParameters};
+
+    let params = OllamaParameters::from_json(&Value::Object(config.parameters.clone()))
+        .map_err(|e| bad_parameters(ModelClass::OllamaChat, &e))?;
+    let model = OllamaChatModel::from_credential(credential, &config.model)?;
+    Ok(Arc::new(model.with_parameters(params)))
+}
+
+#[cfg(not(feature = "ollama"))]
+fn ollama(_: &Credential, _: &ModelConfig) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    Err(feature_off(ModelClass::OllamaChat, "ollama"))
+}
+
+#[cfg(feature = "openai")]
+fn openai_chat(
+    credential: &Credential,
+    config: &ModelConfig,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    use crate::openai_chat::OpenAiChatModel;
+
+    let mut builder = OpenAiChatModel::from_credential(credential, &config.model)?;
+    if let Credential::Xai(c) = credential
+        && c.api_host.contains("://")
+    {
+        builder = builder.with_base_url(c.api_host.clone());
+    }
+    let model = builder.with_parameters(config.parameters.clone()).build()?;
+    Ok(Arc::new(model))
+}
+
+#[cfg(not(feature = "openai"))]
+fn openai_chat(
+    credential: &Credential,
+    _: &ModelConfig,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    let class = credential
+        .credential_type()
+        .chat_model_classes()
+        .first()
+        .copied()
+        .unwrap_or(ModelClass::OpenAiChat);
+    Err(feature_off(class, "openai"))
+}
+
+fn invalid(message: String) -> ModelError {
+    ModelError::InvalidRequest { message }
+}
+
+#[cfg(any(feature = "anthropic", feature = "ollama"))]
+fn bad_parameters(class: ModelClass, error: &str) -> ModelError {
+    invalid(format!("the parameters of {class}: {error}"))
+}
+
+#[cfg(not(all(feature = "openai", feature = "anthropic", feature = "ollama")))]
+fn feature_off(class: ModelClass, feature: &str) -> ModelError {
+    invalid(format!(
+        "model class {class} needs the `{feature}` feature of oxiscope-providers, \
+         which this build leaves out"
+    ))
+}
+
+#[cfg(test)]
+#[path = "factory_tests.rs"]
+mod tests;
