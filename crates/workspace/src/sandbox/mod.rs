@@ -1,0 +1,401 @@
+//! [`SandboxWorkspace`]: a workspace whose tools, commands and MCP stdio
+//! servers run inside a bubblewrap (`bwrap`) sandbox.
+//!
+//! What a sandboxed process sees and may do:
+//!
+//! - the workspace directory, read-write, at `/workspace` (also its
+//!   `HOME`); a read-only `/usr` (with `/bin`, `/lib*`), a handful of
+//!   `/etc` entries (linker cache, alternatives, certificates, time zone;
+//!   resolver files only with network), any extra read-only paths the
+//!   operator configured, a private `/tmp`, a minimal `/dev` and a `/proc`
+//!   of its own pid namespace — no data directory, no other workspace, no
+//!   host process;
+//! - an empty environment plus `PATH`, `HOME`, `LANG`, `TMPDIR` and what
+//!   the configuration adds explicitly — never the server's variables;
+//! - no network unless the configuration turns it on;
+//! - limits on CPU seconds, address space, processes, file size and open
+//!   files (a fork bomb or an endless writer fails inside), a wall-clock
+//!   timeout per command, and `--die-with-parent` so nothing outlives the
+//!   call;
+//! - when the server runs as root, an unprivileged user
+//!   ([`SandboxConfig::run_as`]), so sandboxed code holds no root-owned
+//!   file or kernel setting.
+//!
+//! The built-in file tools do not enter the sandbox: they work on the host
+//! through a [`ConfinedDir`](crate::ConfinedDir), which resolves every
+//! path beneath the workspace directory in the kernel (`openat2`), so
+//! `..`, absolute links and links planted by sandboxed code cannot lead
+//! outside; FIFOs and devices are refused, reads are capped. Paths are the
+//! sandbox's (`/workspace/...`); anything else is an error result.
+//!
+//! MCP stdio servers run inside the sandbox too, spoken to over the
+//! `bwrap` process's stdin / stdout: no port, no gateway. An HTTP MCP
+//! server is reached from the host, so it is only accepted when the
+//! sandbox has network.
+
+mod backend;
+mod bwrap;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use oxiscope_mcp::McpConfig;
+use oxiscope_permission::PathEnv;
+use oxiscope_tool::ExecBackend;
+
+pub use backend::SandboxBackend;
+pub use bwrap::SANDBOX_ROOT;
+
+use crate::confined::ConfinedDir;
+use crate::core::Core;
+use crate::decl::{McpDeclaration, McpServerConfig};
+use crate::error::{Error, Result};
+use crate::workspace::Workspace;
+
+/// Resource limits of every sandboxed process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// CPU seconds per process.
+    pub cpu_seconds: u64,
+    /// Address space per process, in bytes.
+    pub address_space: u64,
+    /// Processes (and threads) inside one sandbox.
+    pub processes: u64,
+    /// The largest file a process may write, in bytes.
+    pub file_size: u64,
+    /// Open files per process.
+    pub open_files: u64,
+}
+
+impl Default for Limits {
+    /// 10 CPU minutes, 4 GiB of address space, 256 processes, 1 GiB
+    /// files, 1,024 open files.
+    fn default() -> Self {
+        Self {
+            cpu_seconds: 600,
+            address_space: 4 << 30,
+            processes: 256,
+            file_size: 1 << 30,
+            open_files: 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// The shell line that sets the limits (soft and hard, so sandboxed
+    /// code cannot raise them) and then runs its arguments.
+    fn shell_prelude(&self) -> String {
+        format!(
+            "ulimit -t {} -v {} -u {} -f {} -n {} -c 0 || exit 126; exec \"$@\"",
+            self.cpu_seconds.max(1),
+            (self.address_space / 1024).max(1),
+            self.processes.max(1),
+            (self.file_size / 1024).max(1),
+            self.open_files.max(16),
+        )
+    }
+}
+
+/// How sandboxes are made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxConfig {
+    /// The bubblewrap program: a path, or a name looked up on `PATH`.
+    pub bwrap: PathBuf,
+    /// Whether sandboxed processes share the host's network.
+    pub network: bool,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Variables every sandboxed process gets (the only ones besides
+    /// `PATH`, `HOME`, `LANG`, `TMPDIR`).
+    pub env: BTreeMap<String, String>,
+    /// Extra host paths mounted read-only at the same place (a toolchain
+    /// in `/opt`, say).
+    pub ro_binds: Vec<PathBuf>,
+    /// The host user and group sandboxed processes run as when the server
+    /// runs as root (`None`: `65534:65534`, "nobody"); ignored otherwise.
+    pub run_as: Option<(u32, u32)>,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            bwrap: PathBuf::from("bwrap"),
+            network: false,
+            limits: Limits::default(),
+            env: BTreeMap::new(),
+            ro_binds: Vec::new(),
+            run_as: None,
+        }
+    }
+}
+
+/// How a sandboxed command is started: the program (`bwrap`, or `setpriv`
+/// in front of it) and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    program: PathBuf,
+    prefix: Vec<String>,
+    config: Arc<SandboxConfig>,
+    host_root: PathBuf,
+}
+
+impl Launch {
+    /// The program and arguments that run `program args...` in `cwd`
+    /// (inside) with `env`.
+    fn command(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        program: &str,
+        args: &[String],
+    ) -> (PathBuf, Vec<std::ffi::OsString>) {
+        let mut all: Vec<std::ffi::OsString> = Vec::new();
+        let bwrap_args =
+            bwrap::command_args(&self.config, &self.host_root, cwd, env, program, args);
+        if self.prefix.is_empty() {
+            return (self.program.clone(), bwrap_args);
+        }
+        all.extend(self.prefix.iter().map(Into::into));
+        all.extend(bwrap_args);
+        (PathBuf::from("setpriv"), all)
+    }
+}
+
+/// A workspace whose commands run in a bubblewrap sandbox.
+///
+/// Made with [`SandboxWorkspace::create`], which fails with
+/// [`Error::SandboxUnavailable`] (saying what to install or enable) where
+/// bubblewrap cannot run.
+pub struct SandboxWorkspace {
+    core: Core,
+    backend: Arc<SandboxBackend>,
+    launch: Launch,
+    workdir: PathBuf,
+}
+
+impl fmt::Debug for SandboxWorkspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SandboxWorkspace")
+            .field("id", &self.core.id)
+            .field("host_root", &self.launch.host_root)
+            .field("config", &self.launch.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SandboxWorkspace {
+    /// A sandboxed workspace over the host directory `host_root` (created
+    /// if missing; mounted at `/workspace`), after checking that bubblewrap
+    /// works here.
+    ///
+    /// # Errors
+    /// [`Error::SandboxUnavailable`]; the directory cannot be created.
+    pub async fn create(
+        id: impl Into<String>,
+        host_root: impl Into<PathBuf>,
+        config: SandboxConfig,
+        default_mcps: Vec<McpDeclaration>,
+        skill_seed: Vec<PathBuf>,
+    ) -> Result<Self> {
+        let id = id.into();
+        let host_root = std::path::absolute(host_root.into())
+            .map_err(|e| Error::io("the workspace directory", e))?;
+        let program = bwrap::probe(&config).await?;
+        let state = ConfinedDir::open(&host_root, SANDBOX_ROOT)
+            .map_err(|e| Error::io("opening the workspace directory", e))?;
+        let prefix = match sandbox_user(&config) {
+            Some((uid, gid)) => {
+                reachable_by(&host_root, uid)?;
+                std::os::unix::fs::chown(&host_root, Some(uid), Some(gid))
+                    .map_err(|e| Error::io("handing the workspace to the sandbox user", e))?;
+                vec![
+                    format!("--reuid={uid}"),
+                    format!("--regid={gid}"),
+                    "--clear-groups".to_owned(),
+                    "--".to_owned(),
+                    program.to_string_lossy().into_owned(),
+                ]
+            }
+            None => Vec::new(),
+        };
+        let config = Arc::new(config);
+        let launch = Launch {
+            program,
+            prefix,
+            config: Arc::clone(&config),
+            host_root,
+        };
+        let backend = Arc::new(SandboxBackend::new(state.clone(), launch.clone()));
+        let mcp_launch = launch.clone();
+        let core = Core::new(
+            id,
+            state,
+            default_mcps,
+            skill_seed,
+            Box::new(move |decl| mcp_config(&mcp_launch, decl)),
+        );
+        Ok(Self {
+            core,
+            backend,
+            launch,
+            workdir: PathBuf::from(SANDBOX_ROOT),
+        })
+    }
+
+    /// The host directory mounted at `/workspace`.
+    #[must_use]
+    pub fn host_root(&self) -> &Path {
+        &self.launch.host_root
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &SandboxConfig {
+        &self.launch.config
+    }
+}
+
+/// The host user and group sandboxes made with `config` run as, when it
+/// is not this process's: only when this process runs as root.
+#[must_use]
+pub fn sandbox_user(config: &SandboxConfig) -> Option<(u32, u32)> {
+    rustix::process::geteuid()
+        .is_root()
+        .then(|| config.run_as.unwrap_or((65_534, 65_534)))
+}
+
+/// Checks that user `uid` may pass through every directory above
+/// `host_root` (bubblewrap mounts it as that user).
+fn reachable_by(host_root: &Path, uid: u32) -> Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    for dir in host_root.ancestors().skip(1) {
+        let Ok(meta) = std::fs::metadata(dir) else {
+            continue;
+        };
+        let passable = meta.mode() & 0o001 != 0 || (meta.uid() == uid && meta.mode() & 0o100 != 0);
+        if !passable {
+            return Err(Error::SandboxUnavailable {
+                reason: format!(
+                    "the sandbox user {uid} cannot pass through {} (mode {:o})",
+                    dir.display(),
+                    meta.mode() & 0o7777
+                ),
+                hint: "Let others traverse (not list) the directories above the workspaces: \
+                       chmod o+x on each; files in them stay private by their own modes."
+                    .to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether bubblewrap can run sandboxes made with `config` here: what
+/// `oxiscope serve` checks at start.
+///
+/// # Errors
+/// [`Error::SandboxUnavailable`], saying what to install or enable.
+pub async fn probe(config: &SandboxConfig) -> Result<()> {
+    bwrap::probe(config).await.map(drop)
+}
+
+/// How a declared server starts: stdio inside the sandbox, HTTP from the
+/// host only when the sandbox has network.
+fn mcp_config(launch: &Launch, decl: &McpDeclaration) -> Result<McpConfig> {
+    match &decl.mcp_config {
+        McpServerConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+            ..
+        } => {
+            let cwd = match cwd {
+                Some(dir) => backend::inside(Path::new(dir)).map_err(|e| Error::InvalidMcp {
+                    name: decl.name.clone(),
+                    reason: e.to_string(),
+                })?,
+                None => PathBuf::from(SANDBOX_ROOT),
+            };
+            let (program, argv) = launch.command(
+                &cwd,
+                env.as_ref().unwrap_or(&BTreeMap::new()),
+                command,
+                args.as_deref().unwrap_or_default(),
+            );
+            Ok(McpConfig::stdio(
+                program.to_string_lossy().into_owned(),
+                argv.into_iter().map(|a| a.to_string_lossy().into_owned()),
+            ))
+        }
+        McpServerConfig::Http { .. } if launch.config.network => Ok(decl.host_config()),
+        McpServerConfig::Http { .. } => Err(Error::InvalidMcp {
+            name: decl.name.clone(),
+            reason: "this workspace's sandbox has no network, so it takes no HTTP MCP servers"
+                .to_owned(),
+        }),
+    }
+}
+
+/// Checks a declaration before it is stored (what `list_mcps` would
+/// refuse is refused when added).
+fn check(launch: &Launch, decl: &McpDeclaration) -> Result<()> {
+    mcp_config(launch, decl).map(drop)
+}
+
+impl Workspace for SandboxWorkspace {
+    crate::core::delegate_to_core!();
+
+    fn id(&self) -> &str {
+        &self.core.id
+    }
+
+    fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    fn backend(&self) -> Arc<dyn ExecBackend> {
+        Arc::clone(&self.backend) as Arc<dyn ExecBackend>
+    }
+
+    fn path_env(&self) -> PathEnv {
+        // Paths are the sandbox's: nothing on the host's disk at
+        // `/workspace` may be consulted, so resolution is lexical.
+        PathEnv::new(SANDBOX_ROOT, Some(PathBuf::from(SANDBOX_ROOT))).with_symlinks_followed(false)
+    }
+
+    fn initialize(&self) -> BoxFuture<'_, Result<()>> {
+        self.core.initialize().boxed()
+    }
+
+    fn add_mcp<'a>(
+        &'a self,
+        declaration: McpDeclaration,
+        agent_id: &'a str,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<()>> {
+        async move {
+            check(&self.launch, &declaration)?;
+            self.core.add_mcp(declaration, agent_id, session_id).await
+        }
+        .boxed()
+    }
+
+    fn instructions(&self) -> String {
+        let network = if self.launch.config.network {
+            "Commands have network access."
+        } else {
+            "Commands have no network access."
+        };
+        format!(
+            "You work in a sandbox. Your working directory is {SANDBOX_ROOT}; files there \
+             persist between conversations, and nothing outside it is reachable (paths outside \
+             {SANDBOX_ROOT} are errors). {network}"
+        )
+    }
+}
+
+crate::core::offload_via_core!(SandboxWorkspace);

@@ -1,0 +1,5 @@
+mod local;
+mod manager;
+mod mcp;
+mod sandbox;
+mod support;

@@ -1,0 +1,450 @@
+//! The sandbox as an attacker meets it: what commands and file tools can
+//! and cannot reach.
+
+use std::io::ErrorKind;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use oxiscope_tool::{ExecBackend, ExecOutput, ExecRequest, GlobRequest, GrepMode, GrepRequest};
+use oxiscope_workspace::{Limits, SandboxConfig, Workspace};
+use pretty_assertions::assert_eq;
+use tokio_util::sync::CancellationToken;
+
+use super::support::{Scratch, require_sandbox};
+
+async fn run(backend: &dyn ExecBackend, command: &str) -> ExecOutput {
+    run_for(backend, command, Duration::from_secs(30)).await
+}
+
+async fn run_for(backend: &dyn ExecBackend, command: &str, timeout: Duration) -> ExecOutput {
+    backend
+        .exec(
+            ExecRequest {
+                command: command.to_owned(),
+                cwd: "/workspace".into(),
+                timeout,
+                max_output: 64 * 1024,
+            },
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+}
+
+fn text(out: &ExecOutput) -> String {
+    String::from_utf8_lossy(&out.output).into_owned()
+}
+
+#[tokio::test]
+async fn commands_run_in_the_workspace_and_their_files_land_there() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let out = run(&*ws.backend(), "pwd; echo hello > note.txt; echo $HOME").await;
+    assert_eq!(out.exit_code, Some(0), "{}", text(&out));
+    assert_eq!(text(&out), "/workspace\n/workspace\n");
+    assert_eq!(
+        std::fs::read_to_string(scratch.root().join("note.txt")).unwrap(),
+        "hello\n"
+    );
+}
+
+#[tokio::test]
+async fn the_servers_environment_never_reaches_a_command() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let out = run(
+        &*ws.backend(),
+        "env; cat /proc/self/environ | tr '\\0' '\\n'",
+    )
+    .await;
+    let env = text(&out);
+    // Cargo gives every test process these; the sandbox must not inherit them.
+    for host_var in ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME", "RUST_"] {
+        assert!(!env.contains(host_var), "{host_var} leaked:\n{env}");
+    }
+    assert!(env.contains("HOME=/workspace"), "{env}");
+}
+
+#[tokio::test]
+async fn nothing_of_the_host_outside_the_workspace_is_visible_or_writable() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let backend = ws.backend();
+    let secret = scratch.path().join("secret.key");
+    let out = run(
+        &*backend,
+        &format!(
+            "cat ../secret.key {} 2>&1; ls / ; ls /proc | grep -c '^[0-9]'",
+            secret.display()
+        ),
+    )
+    .await;
+    let seen = text(&out);
+    assert!(!seen.contains("HOST-SECRET-KEY"), "{seen}");
+    for host_only in ["root", "home", "work", "var", "opt", "srv"] {
+        assert!(
+            !seen.lines().any(|l| l == host_only),
+            "/{host_only} is visible:\n{seen}"
+        );
+    }
+    let processes: usize = seen.lines().last().unwrap().trim().parse().unwrap();
+    assert!(processes < 10, "host processes are visible: {processes}");
+    let out = run(
+        &*backend,
+        "touch /usr/planted 2>&1; echo x > /etc/planted 2>&1; echo 61 > /proc/sys/vm/swappiness 2>&1; echo done",
+    )
+    .await;
+    assert!(text(&out).ends_with("done\n"), "{}", text(&out));
+    assert!(!Path::new("/usr/planted").exists());
+    assert!(!Path::new("/etc/planted").exists());
+    assert_ne!(
+        std::fs::read_to_string("/proc/sys/vm/swappiness")
+            .unwrap()
+            .trim(),
+        "61"
+    );
+}
+
+#[tokio::test]
+async fn the_file_tools_refuse_every_way_out() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let backend = ws.backend();
+    // Links planted from inside: to /, to the host directory, to the key.
+    let out = run(
+        &*backend,
+        &format!(
+            "ln -s / slash && ln -s {} up && ln -s ../secret.key key && mkfifo pipe && mkdir -p d && echo ok",
+            scratch.path().display()
+        ),
+    )
+    .await;
+    assert_eq!(text(&out), "ok\n");
+    for path in [
+        "/workspace/slash/etc/hostname",
+        "/workspace/up/secret.key",
+        "/workspace/key",
+        "/workspace/../secret.key",
+        "/workspace/d/../../secret.key",
+        "../secret.key",
+        "/etc/hostname",
+        "/dev/zero",
+        "/proc/self/environ",
+    ] {
+        let err = backend.read(Path::new(path), 1 << 20).await.unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                ErrorKind::PermissionDenied | ErrorKind::NotFound
+            ),
+            "{path}: {err}"
+        );
+        assert!(
+            !err.to_string().contains(&*scratch.path().to_string_lossy()),
+            "{path}: the host path leaked: {err}"
+        );
+        assert!(backend.metadata(Path::new(path)).await.is_err(), "{path}");
+    }
+    for path in [
+        "/workspace/up/planted",
+        "/workspace/slash/tmp/planted",
+        "/tmp/planted",
+        "/workspace/../planted",
+    ] {
+        assert!(
+            backend.write(Path::new(path), b"x").await.is_err(),
+            "{path}"
+        );
+    }
+    assert!(!scratch.path().join("planted").exists());
+    assert!(!Path::new("/tmp/planted").exists());
+    // A FIFO is refused at once instead of blocking the read.
+    let err = tokio::time::timeout(
+        Duration::from_secs(5),
+        backend.read(Path::new("/workspace/pipe"), 100),
+    )
+    .await
+    .expect("reading a FIFO must not block")
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    // Searches through the links find nothing outside.
+    let found = backend
+        .grep(GrepRequest {
+            pattern: "HOST-SECRET".into(),
+            root: "/workspace".into(),
+            mode: GrepMode::FilesWithMatches,
+            glob: None,
+            file_type: None,
+            before: 0,
+            after: 0,
+            line_numbers: false,
+            case_insensitive: false,
+            multiline: false,
+            max_entries: 100,
+        })
+        .await
+        .unwrap();
+    assert!(found.entries.is_empty(), "{:?}", found.entries);
+    for root in ["/workspace/slash", "/workspace/up", "/workspace/key", "/"] {
+        assert!(
+            backend
+                .grep(GrepRequest {
+                    pattern: "x".into(),
+                    root: root.into(),
+                    mode: GrepMode::FilesWithMatches,
+                    glob: None,
+                    file_type: None,
+                    before: 0,
+                    after: 0,
+                    line_numbers: false,
+                    case_insensitive: false,
+                    multiline: false,
+                    max_entries: 100,
+                })
+                .await
+                .is_err(),
+            "grep under {root}"
+        );
+    }
+    for pattern in ["/etc/*", "/workspace/../*", "/workspace/slash/etc/*"] {
+        let found = backend
+            .glob(GlobRequest {
+                pattern: pattern.into(),
+                root: "/workspace".into(),
+            })
+            .await;
+        assert!(
+            found.as_ref().map_or(true, Vec::is_empty),
+            "{pattern}: {found:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn file_tools_work_inside_and_name_paths_as_the_sandbox_sees_them() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let backend = ws.backend();
+    backend
+        .write(Path::new("/workspace/src/lib.rs"), b"fn needle() {}\n")
+        .await
+        .unwrap();
+    backend
+        .write(Path::new("notes/a.txt"), b"needle here\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        backend
+            .read(Path::new("/workspace/src/lib.rs"), 100)
+            .await
+            .unwrap(),
+        b"fn needle() {}\n"
+    );
+    let out = run(&*backend, "cat notes/a.txt").await;
+    assert_eq!(text(&out), "needle here\n");
+    let found = backend
+        .grep(GrepRequest {
+            pattern: "needle".into(),
+            root: "/workspace".into(),
+            mode: GrepMode::Content,
+            glob: None,
+            file_type: None,
+            before: 0,
+            after: 0,
+            line_numbers: true,
+            case_insensitive: false,
+            multiline: false,
+            max_entries: 100,
+        })
+        .await
+        .unwrap();
+    let mut entries = found.entries.clone();
+    entries.sort();
+    assert_eq!(
+        entries,
+        [
+            "/workspace/notes/a.txt:1:needle here",
+            "/workspace/src/lib.rs:1:fn needle() {}"
+        ]
+    );
+    let file = backend
+        .grep(GrepRequest {
+            pattern: "needle".into(),
+            root: "/workspace/src/lib.rs".into(),
+            mode: GrepMode::FilesWithMatches,
+            glob: None,
+            file_type: None,
+            before: 0,
+            after: 0,
+            line_numbers: false,
+            case_insensitive: false,
+            multiline: false,
+            max_entries: 100,
+        })
+        .await
+        .unwrap();
+    assert_eq!(file.entries, ["/workspace/src/lib.rs"]);
+    let globbed = backend
+        .glob(GlobRequest {
+            pattern: "**/*.rs".into(),
+            root: "/workspace".into(),
+        })
+        .await
+        .unwrap();
+    let paths: Vec<_> = globbed.iter().map(|m| m.path.clone()).collect();
+    assert_eq!(paths, [Path::new("/workspace/src/lib.rs")]);
+    let absolute = backend
+        .glob(GlobRequest {
+            pattern: "/workspace/notes/*.txt".into(),
+            root: "/workspace/src".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(absolute[0].path, Path::new("/workspace/notes/a.txt"));
+}
+
+#[tokio::test]
+async fn a_fork_bomb_and_an_endless_writer_are_stopped() {
+    let scratch = Scratch::new();
+    let config = SandboxConfig {
+        limits: Limits {
+            processes: 64,
+            file_size: 1 << 20,
+            ..Limits::default()
+        },
+        ..SandboxConfig::default()
+    };
+    let ws = require_sandbox!(scratch, config);
+    let backend = ws.backend();
+    let started = Instant::now();
+    let out = run_for(
+        &*backend,
+        "bomb() { bomb | bomb & }; bomb; sleep 1; echo still-here",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(
+        text(&out).contains("fork") || text(&out).contains("Resource temporarily unavailable"),
+        "the process limit did not bite: {}",
+        text(&out)
+    );
+    // Nothing of it survives the call.
+    let out = run(&*backend, "ls /proc | grep -c '^[0-9]'").await;
+    let left: usize = text(&out).trim().parse().unwrap();
+    assert!(left < 10, "{left} processes survived");
+
+    let out = run_for(
+        &*backend,
+        "yes > big; echo exit=$?",
+        Duration::from_secs(20),
+    )
+    .await;
+    assert!(text(&out).contains("exit=153"), "{}", text(&out));
+    let size = std::fs::metadata(scratch.root().join("big")).unwrap().len();
+    assert!(size <= 1 << 20, "{size}");
+}
+
+#[tokio::test]
+async fn the_network_is_off_unless_configured() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let probe =
+        format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached || echo blocked");
+
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let out = run(&*ws.backend(), &probe).await;
+    assert_eq!(text(&out), "blocked\n");
+    assert!(ws.instructions().contains("no network"));
+
+    let scratch = Scratch::new();
+    let config = SandboxConfig {
+        network: true,
+        ..SandboxConfig::default()
+    };
+    let ws = require_sandbox!(scratch, config);
+    let out = run(&*ws.backend(), &probe).await;
+    assert_eq!(text(&out), "reached\n");
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_sandbox() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let started = Instant::now();
+    let out = run_for(
+        &*ws.backend(),
+        "(sleep 61.25 &) ; sleep 61.25",
+        Duration::from_millis(500),
+    )
+    .await;
+    assert!(out.timed_out);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // The kill is delivered asynchronously to the sandbox's pid
+    // namespace: wait (bounded) for its processes to disappear.
+    let mut left = String::new();
+    for _ in 0..100 {
+        let ps = std::process::Command::new("pgrep")
+            .args(["-f", "sleep 61.25"])
+            .output()
+            .unwrap();
+        left = String::from_utf8_lossy(&ps.stdout).trim().to_owned();
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(left.is_empty(), "sandboxed processes outlived the call: {left}");
+}
+
+#[tokio::test]
+async fn offloaded_files_stay_inside_even_through_planted_links() {
+    use oxiscope_message::{RichContent, ToolResultBlock, ToolResultState};
+    use oxiscope_tool::Offloader;
+
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let backend = ws.backend();
+    let out = run(
+        &*backend,
+        &format!(
+            "mv sessions sessions.old && mkdir sessions && ln -s {} sessions/s1; echo ok",
+            scratch.path().display()
+        ),
+    )
+    .await;
+    assert!(text(&out).contains("ok"), "{}", text(&out));
+    let result = ToolResultBlock::new(
+        "call-1",
+        "Bash",
+        RichContent::Text("a long output".into()),
+        ToolResultState::Success,
+    );
+    assert!(ws.offload_tool_result("s1", &result).await.is_err());
+    assert!(!scratch.path().join("tool_result-call-1.txt").exists());
+    let path = ws.offload_tool_result("s2", &result).await.unwrap();
+    assert_eq!(path, "/workspace/sessions/s2/tool_result-call-1.txt");
+    let back = backend.read(Path::new(&path), 100).await.unwrap();
+    assert_eq!(back, b"a long output");
+}
+
+#[tokio::test]
+async fn files_and_declarations_survive_a_restart() {
+    let scratch = Scratch::new();
+    let decl: oxiscope_workspace::McpDeclaration = serde_json::from_value(serde_json::json!({
+        "name": "tools", "is_stateful": true,
+        "mcp_config": {"type": "stdio_mcp", "command": "node", "args": ["/workspace/server.js"]}
+    }))
+    .unwrap();
+    {
+        let ws = require_sandbox!(scratch);
+        run(&*ws.backend(), "echo kept > kept.txt").await;
+        ws.add_mcp(decl.clone(), "agent", "s1").await.unwrap();
+        ws.close().await;
+    }
+    let ws = require_sandbox!(scratch);
+    let out = run(&*ws.backend(), "cat kept.txt").await;
+    assert_eq!(text(&out), "kept\n");
+    assert_eq!(ws.mcp_declarations("agent", "s1").await.unwrap(), [decl]);
+}
