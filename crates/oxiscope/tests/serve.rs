@@ -21,9 +21,15 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, dev_auth: bool) -> Self {
+        Self::start_with(dir, dev_auth, &[])
+    }
+
+    fn start_with(dir: &Path, dev_auth: bool, extra: &[&str]) -> Self {
         let mut cmd = Command::new(BIN);
         cmd.args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
             .arg(dir)
+            .args(workspace_args())
+            .args(extra)
             .env_remove("OXISCOPE_SECRET_KEY")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -65,6 +71,27 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
     }
+}
+
+/// The default (sandboxed) workspaces where bubblewrap runs; elsewhere
+/// `--workspace local` after a loud message (a failure in CI, which
+/// installs bubblewrap).
+fn workspace_args() -> Vec<&'static str> {
+    let bwrap = Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if bwrap {
+        return Vec::new();
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI must run the service sandboxed: bubblewrap does not work here"
+    );
+    eprintln!(
+        "\n!!! SKIPPED the sandbox: bubblewrap does not work here; serving with --workspace local\n"
+    );
+    vec!["--workspace", "local"]
 }
 
 struct Client {
@@ -338,4 +365,74 @@ async fn keys_created_on_the_command_line_authenticate() {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
+}
+
+#[test]
+fn serve_refuses_to_start_without_a_sandbox_unless_told_to_run_unconfined() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--bwrap",
+            "/nonexistent/bwrap",
+            "--data-dir",
+        ])
+        .arg(dir.path().join("data"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bubblewrap"), "{stderr}");
+    assert!(stderr.contains("--workspace local"), "{stderr}");
+    assert!(
+        !dir.path().join("data").exists(),
+        "nothing is created before the check"
+    );
+
+    let server = Server::start_with(&dir.path().join("data"), true, &["--workspace", "local"]);
+    drop(server);
+}
+
+#[test]
+fn the_data_directory_is_absolute_and_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir.path())
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--data-dir",
+            "relative-data",
+        ])
+        .args(workspace_args())
+        .env_remove("OXISCOPE_SECRET_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let listening = loop {
+        let line = lines.next().expect("the server starts").unwrap();
+        if line.contains("listening on") {
+            break line;
+        }
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let data = std::fs::canonicalize(dir.path().join("relative-data")).unwrap();
+    assert!(
+        listening.contains(&format!("(data in {})", data.display())),
+        "{listening}"
+    );
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // 0711 when sandboxes run as another user (root): they pass through,
+    // never list.
+    assert!(matches!(mode(&data), 0o700 | 0o711), "{:o}", mode(&data));
+    assert_eq!(mode(&data.join("oxiscope.db")), 0o600);
+    assert_eq!(mode(&data.join("secret.key")), 0o600);
 }

@@ -54,4 +54,4 @@ pub use openapi::document as openapi_document;
 pub use pyjson::to_python_json;
 pub use routes::app;
 pub use serve::serve;
-pub use state::{AppState, ServerConfig};
+pub use state::{AppState, ServerConfig, WorkspaceMode};

@@ -1,6 +1,7 @@
 //! Serving the app with a graceful shutdown.
 
 use std::future::Future;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 
@@ -24,10 +25,16 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let router = app(state.clone());
     let stopping = state.clone();
+    // Idle workspaces are closed (their MCP servers stopped) once a minute.
+    let sweeper = state
+        .workspaces()
+        .spawn_sweeper(Duration::from_secs(60), state.shutdown_token().clone());
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             signal.await;
             stopping.shutdown().await;
         })
-        .await
+        .await?;
+    sweeper.abort();
+    Ok(())
 }

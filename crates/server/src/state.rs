@@ -6,17 +6,36 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use oxiscope_storage::{MessageBus, Storage};
+use oxiscope_workspace::{Isolation, SandboxConfig, WorkspaceManager};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthMode;
 use crate::crypto::Sealer;
 
+/// Where agents' tools run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkspaceMode {
+    /// Each workspace in a bubblewrap sandbox (the default): tenants'
+    /// commands, MCP servers and file tools are confined to their own
+    /// directory.
+    Sandbox(SandboxConfig),
+    /// Unconfined on the host: only for tenants the operator trusts.
+    Local,
+}
+
 /// How the service is set up.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Where agents' working directories live (`<data_dir>/agents/<id>`).
+    /// Where the data lives; workspaces are under
+    /// `<data_dir>/workspaces/<user>/<workspace_id>`.
     pub data_dir: PathBuf,
+    /// Where agents' tools run.
+    pub workspace: WorkspaceMode,
+    /// How workspaces are shared between sessions.
+    pub isolation: Isolation,
+    /// How long an unused workspace stays live (its MCP servers running).
+    pub workspace_ttl: Duration,
     /// How callers authenticate.
     pub auth: AuthMode,
     /// Origins allowed by CORS; empty means CORS is off.
@@ -34,6 +53,9 @@ impl ServerConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
+            workspace: WorkspaceMode::Sandbox(SandboxConfig::default()),
+            isolation: Isolation::PerAgent,
+            workspace_ttl: Duration::from_secs(3600),
             auth: AuthMode::ApiKeys,
             cors_origins: Vec::new(),
             heartbeat: Duration::from_secs(30),
@@ -45,6 +67,20 @@ impl ServerConfig {
     #[must_use]
     pub fn with_auth(mut self, auth: AuthMode) -> Self {
         self.auth = auth;
+        self
+    }
+
+    /// Where agents' tools run.
+    #[must_use]
+    pub fn with_workspace(mut self, workspace: WorkspaceMode) -> Self {
+        self.workspace = workspace;
+        self
+    }
+
+    /// How workspaces are shared between sessions.
+    #[must_use]
+    pub fn with_isolation(mut self, isolation: Isolation) -> Self {
+        self.isolation = isolation;
         self
     }
 
@@ -86,6 +122,7 @@ struct Inner {
     runs: Mutex<HashMap<String, ActiveRun>>,
     shutdown: CancellationToken,
     models: crate::service::models::ModelCache,
+    workspaces: Arc<WorkspaceManager>,
 }
 
 impl AppState {
@@ -97,8 +134,17 @@ impl AppState {
         sealer: Sealer,
         config: ServerConfig,
     ) -> Self {
+        let base = config.data_dir.join("workspaces");
+        let workspaces = match &config.workspace {
+            WorkspaceMode::Sandbox(sandbox) => {
+                WorkspaceManager::sandbox(base, config.isolation, sandbox.clone())
+            }
+            WorkspaceMode::Local => WorkspaceManager::local(base, config.isolation),
+        }
+        .with_ttl(config.workspace_ttl);
         Self {
             inner: Arc::new(Inner {
+                workspaces: Arc::new(workspaces),
                 storage,
                 bus,
                 sealer,
@@ -132,6 +178,12 @@ impl AppState {
     #[must_use]
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// The workspaces of the users' agents.
+    #[must_use]
+    pub fn workspaces(&self) -> &Arc<WorkspaceManager> {
+        &self.inner.workspaces
     }
 
     /// The chat models kept between runs.
@@ -183,5 +235,7 @@ impl AppState {
                 tracing::error!(error = %e, "a run task failed during shutdown");
             }
         }
+        // Stops every MCP server the workspaces started.
+        self.inner.workspaces.close_all().await;
     }
 }

@@ -2,14 +2,15 @@
 //! in the data directory, the in-process message bus).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
-use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig};
+use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, WorkspaceMode};
 use oxiscope_storage::{InMemoryBus, SqliteStorage};
+use oxiscope_workspace::{Isolation, SandboxConfig};
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
@@ -27,6 +28,41 @@ pub(crate) struct ServeArgs {
     /// CORS is off without it.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     cors_origins: Vec<String>,
+    /// Where agents' tools run: `sandbox` (bubblewrap; each workspace
+    /// confined to its own directory, no host environment, no network
+    /// unless `--sandbox-network`) or `local` (unconfined on this machine:
+    /// only for tenants you trust).
+    #[arg(long, value_enum, default_value_t = WorkspaceArg::Sandbox)]
+    workspace: WorkspaceArg,
+    /// Give sandboxed commands the host's network.
+    #[arg(long)]
+    sandbox_network: bool,
+    /// The bubblewrap program (default: `bwrap` on `PATH`).
+    #[arg(long, value_name = "PATH", default_value = "bwrap")]
+    bwrap: PathBuf,
+    /// How workspaces are shared: one per agent of a user (`per-agent`),
+    /// per session, or one per user.
+    #[arg(long, default_value = "per-agent", value_parser = parse_isolation)]
+    isolation: Isolation,
+}
+
+/// `--workspace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum WorkspaceArg {
+    Sandbox,
+    Local,
+}
+
+/// `--isolation`: `per-agent`, `per-session` or `per-user` (`_` works too).
+fn parse_isolation(value: &str) -> Result<Isolation, String> {
+    match value.replace('_', "-").as_str() {
+        "per-agent" => Ok(Isolation::PerAgent),
+        "per-session" => Ok(Isolation::PerSession),
+        "per-user" => Ok(Isolation::PerUser),
+        _ => Err(format!(
+            "unknown isolation {value:?}: expected per-agent, per-session or per-user"
+        )),
+    }
 }
 
 /// The service's data directory: `--data-dir`, else the user data dir.
@@ -49,7 +85,35 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
-    let dir = data_dir(args.data_dir.as_ref());
+    let workspace = match args.workspace {
+        WorkspaceArg::Sandbox => {
+            let config = SandboxConfig {
+                bwrap: args.bwrap.clone(),
+                network: args.sandbox_network,
+                ..SandboxConfig::default()
+            };
+            oxiscope_workspace::probe_sandbox(&config)
+                .await
+                .context("oxiscope serve runs every tool in a sandbox by default")?;
+            WorkspaceMode::Sandbox(config)
+        }
+        WorkspaceArg::Local => {
+            eprintln!(
+                "WARNING: --workspace local: agents' tools run UNCONFINED on this machine, as \
+                 this user, with this process's environment (API keys included). Any tenant \
+                 can read and change whatever this user can. Use it only when every user of \
+                 this server is trusted."
+            );
+            WorkspaceMode::Local
+        }
+    };
+    // Sandboxes started by root run as another user, who must pass
+    // through the data directory to reach the workspaces.
+    let other_user = match &workspace {
+        WorkspaceMode::Sandbox(config) => oxiscope_workspace::sandbox_user(config).is_some(),
+        WorkspaceMode::Local => false,
+    };
+    let dir = prepare_data_dir(&data_dir(args.data_dir.as_ref()), other_user)?;
     let storage = SqliteStorage::open(&dir)
         .await
         .with_context(|| format!("opening the database in {}", dir.display()))?;
@@ -64,6 +128,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         AuthMode::ApiKeys
     };
     let config = ServerConfig::new(&dir)
+        .with_workspace(workspace)
+        .with_isolation(args.isolation)
         .with_auth(auth)
         .with_cors_origins(args.cors_origins.clone());
     let state = AppState::new(
@@ -88,6 +154,29 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     oxiscope_server::serve(listener, state, shutdown_signal()).await?;
     eprintln!("oxiscope serve: stopped");
     Ok(())
+}
+
+/// The data directory, absolute (relative paths would break the
+/// workspace's link checks once the process changes directory), created
+/// private: `0700`, or `0711` when sandboxes run as another user and must
+/// pass through it to their workspaces (they still cannot list it, and
+/// the files in it are `0600`).
+pub(crate) fn prepare_data_dir(dir: &Path, traversable: bool) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = std::fs::canonicalize(dir).with_context(|| format!("resolving {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = if traversable { 0o711 } else { 0o700 };
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("making {} private", dir.display()))?;
+        let workspaces = dir.join("workspaces");
+        std::fs::create_dir_all(&workspaces)
+            .with_context(|| format!("creating {}", workspaces.display()))?;
+        std::fs::set_permissions(&workspaces, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("making {} private", workspaces.display()))?;
+    }
+    Ok(dir)
 }
 
 /// Ctrl-C, or SIGTERM on Unix.

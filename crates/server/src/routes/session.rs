@@ -23,20 +23,13 @@ use crate::state::AppState;
 
 /// A workspace id must be safe as a directory name.
 fn check_workspace_id(id: &str) -> ApiResult<()> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
+    oxiscope_workspace::validate_id("workspace id", id).map_err(|_| {
+        ApiError::invalid(
             &["body", "workspace_id"],
-            "workspace_id may only hold letters, digits, '-' and '_'",
+            "workspace_id must be 1 to 64 letters, digits, '-' or '_'",
             "value_error",
-        ))
-    }
+        )
+    })
 }
 
 async fn check_credential(
@@ -88,10 +81,14 @@ pub(super) async fn create(
         .ok_or_else(|| agent_not_found(&body.agent_id))?;
     check_credential(&state, &user, body.chat_model_config.as_ref()).await?;
     check_credential(&state, &user, body.fallback_chat_model_config.as_ref()).await?;
-    let workspace_id = body
-        .workspace_id
-        .clone()
-        .unwrap_or_else(|| agent.id.clone());
+    // The id a new session would get; per-session workspaces are named
+    // after it.
+    let id = new_id();
+    let workspace_id = body.workspace_id.clone().unwrap_or_else(|| {
+        state
+            .workspaces()
+            .assign_workspace_id(&user, &agent.id, &id)
+    });
     check_workspace_id(&workspace_id)?;
     let extra = [
         ("tts_model_config", body.tts_model_config),
@@ -131,7 +128,6 @@ pub(super) async fn create(
         ));
     }
 
-    let id = new_id();
     let mut config = Map::new();
     config.insert("workspace_id".into(), workspace_id.clone().into());
     config.insert("name".into(), body.name.clone().unwrap_or_default().into());

@@ -1,27 +1,16 @@
 //! The agent of a session: the agent record, the session's model config and
-//! credential, the built-in tools in the workspace directory, the session's
-//! state.
-
-use std::path::PathBuf;
-use std::sync::Arc;
+//! credential, the session's workspace (tools, MCP servers, skills,
+//! offloading), the session's state.
 
 use oxiscope_agent::{Agent, AgentState, ContextConfig, ReActConfig};
-use oxiscope_model::{Credential, DynChatModel, ModelError};
-use oxiscope_permission::PathEnv;
-use oxiscope_providers::{anthropic, ollama, openai_chat};
+use oxiscope_providers::{ModelConfig, chat_model};
 use oxiscope_storage::{AgentRecord, SessionRecord};
-use oxiscope_tool::{BASIC_GROUP, FileOffloader, Toolkit, builtin_tools};
 use serde_json::Value;
 
 use crate::api::ChatModelConfig;
 use crate::error::{ApiError, ApiResult};
 use crate::routes::unseal_credential;
 use crate::state::AppState;
-
-/// The working directory of a workspace: `<data_dir>/workspaces/<id>`.
-pub(crate) fn workspace_dir(state: &AppState, workspace_id: &str) -> PathBuf {
-    state.data_dir().join("workspaces").join(workspace_id)
-}
 
 /// Builds the agent that runs `session`, continuing from `agent_state`.
 ///
@@ -55,19 +44,9 @@ pub(crate) async fn build_agent(
     let key = super::models::key(&record, &config);
     let model = state.models().get_or_build(key, || {
         let credential = unseal_credential(state, &record)?;
-        chat_model(&credential, &config)
+        chat_model(&credential, &ModelConfig::from(&config))
             .map_err(|e| ApiError::BadRequest(format!("Cannot build the chat model: {e}")))
     })?;
-
-    let workdir = workspace_dir(state, &session.workspace_id);
-    std::fs::create_dir_all(&workdir)
-        .map_err(|e| ApiError::Internal(format!("workspace {}: {e}", workdir.display())))?;
-    let mut toolkit = Toolkit::new();
-    for tool in builtin_tools(&PathEnv::new(&workdir, None)) {
-        toolkit
-            .register_arc(tool, BASIC_GROUP)
-            .map_err(|e| ApiError::Internal(e.to_string()))?;
-    }
 
     let data = &agent.data;
     let name = data
@@ -90,49 +69,42 @@ pub(crate) async fn build_agent(
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default();
-    Agent::builder(name, model)
-        .system_prompt(prompt)
-        .toolkit(Arc::new(toolkit))
-        // Offloaded context lands in the workspace (`sessions/`, `data/`),
-        // where the agent's file tools can read it back.
-        .offloader(Arc::new(FileOffloader::new(&workdir)))
-        .workdir(workdir)
+    // Tools, MCP servers, skills and offloading come from the session's
+    // workspace (a sandbox unless the operator chose otherwise).
+    let workspace = state
+        .workspaces()
+        .get(
+            &session.user_id,
+            &session.agent_id,
+            &session.id,
+            Some(&session.workspace_id),
+        )
+        .await
+        .map_err(workspace_error)?;
+    let builder = Agent::builder(name, model)
         .react_config(react)
         .context_config(context)
-        .state(agent_state)
+        .state(agent_state);
+    let (builder, mcp) =
+        oxiscope_workspace::equip(builder, workspace, &session.agent_id, &session.id, prompt)
+            .await
+            .map_err(workspace_error)?;
+    for (server, error) in &mcp.failed {
+        tracing::warn!(session = %session.id, %server, "MCP server unavailable: {error}");
+    }
+    builder
         .build()
         .map_err(|e| ApiError::BadRequest(format!("the agent's configuration: {e}")))
 }
 
-/// The chat model for a credential and a model config.
-fn chat_model(
-    credential: &Credential,
-    config: &ChatModelConfig,
-) -> Result<Arc<dyn DynChatModel>, ModelError> {
-    let class = config.model_class.as_str();
-    let kind = credential.credential_type().as_str();
-    if class == "anthropic_chat" || (class.is_empty() && kind == "anthropic_credential") {
-        let model = anthropic::AnthropicChatModel::from_credential(credential, &config.model)?;
-        let params =
-            serde_json::from_value(Value::Object(config.parameters.clone())).map_err(|e| {
-                ModelError::InvalidRequest {
-                    message: format!("parameters: {e}"),
-                }
-            })?;
-        return Ok(Arc::new(model.with_parameters(params)));
+/// A workspace failure: the tenant's own input (an id, a declaration) is
+/// a 400; anything else is the server's.
+fn workspace_error(e: oxiscope_workspace::Error) -> ApiError {
+    use oxiscope_workspace::Error;
+    match e {
+        Error::InvalidId { .. } | Error::InvalidMcp { .. } | Error::InvalidSkill { .. } => {
+            ApiError::BadRequest(e.to_string())
+        }
+        other => ApiError::Internal(format!("the workspace: {other}")),
     }
-    if class == "ollama_chat" || (class.is_empty() && kind == "ollama_credential") {
-        let model = ollama::OllamaChatModel::from_credential(credential, &config.model)?;
-        let params =
-            serde_json::from_value(Value::Object(config.parameters.clone())).map_err(|e| {
-                ModelError::InvalidRequest {
-                    message: format!("parameters: {e}"),
-                }
-            })?;
-        return Ok(Arc::new(model.with_parameters(params)));
-    }
-    let model = openai_chat::OpenAiChatModel::from_credential(credential, &config.model)?
-        .with_parameters(config.parameters.clone())
-        .build()?;
-    Ok(Arc::new(model))
 }

@@ -5,9 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, app};
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+
+use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, WorkspaceMode, app};
 use oxiscope_storage::{InMemoryBus, SqliteStorage};
 use oxiscope_test_support::{FakeServer, OpenAiScript};
+use oxiscope_workspace::SandboxConfig;
 use serde_json::{Value, json};
 
 pub(crate) struct Harness {
@@ -29,13 +33,44 @@ impl Harness {
     }
 
     pub(crate) async fn start_config(auth: AuthMode, heartbeat: Duration) -> Self {
+        Self::start_full(auth, heartbeat, default_workspace().await).await
+    }
+
+    /// A server whose agents' tools run in a sandbox; `None` (after a loud
+    /// skip, a failure in CI) where bubblewrap cannot run.
+    pub(crate) async fn start_sandboxed(config: SandboxConfig) -> Option<Self> {
+        match oxiscope_workspace::probe_sandbox(&config).await {
+            Ok(()) => Some(
+                Self::start_full(
+                    AuthMode::DevHeader,
+                    Duration::from_secs(30),
+                    WorkspaceMode::Sandbox(config),
+                )
+                .await,
+            ),
+            Err(e) => {
+                no_sandbox(&e);
+                None
+            }
+        }
+    }
+
+    pub(crate) async fn start_full(
+        auth: AuthMode,
+        heartbeat: Duration,
+        workspace: WorkspaceMode,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
+        // As `oxiscope serve` does when sandboxes run as another user:
+        // they may pass through (not list) the data directory.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
         let storage = Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
         let state = AppState::new(
             storage,
             Arc::new(InMemoryBus::new()),
             Sealer::from_key(&[3; 32]),
             ServerConfig::new(dir.path())
+                .with_workspace(workspace)
                 .with_auth(auth)
                 .with_heartbeat(heartbeat),
         );
@@ -55,6 +90,20 @@ impl Harness {
             fake: FakeServer::start().await.unwrap(),
             dir,
             auth,
+        }
+    }
+
+    /// The host directory of a workspace of `user` (the sandbox calls it
+    /// `/workspace`).
+    pub(crate) fn workspace_dir(&self, user: &str, workspace_id: &str) -> std::path::PathBuf {
+        self.state.workspaces().dir(user, workspace_id).unwrap()
+    }
+
+    /// The directory the agent's tools call their working directory.
+    pub(crate) fn tool_dir(&self, user: &str, workspace_id: &str) -> std::path::PathBuf {
+        match &self.state.config().workspace {
+            WorkspaceMode::Sandbox(_) => "/workspace".into(),
+            WorkspaceMode::Local => self.workspace_dir(user, workspace_id),
         }
     }
 
@@ -188,6 +237,27 @@ impl Harness {
             heartbeats: 0,
         }
     }
+}
+
+/// The sandbox when bubblewrap runs here; otherwise the local workspace,
+/// after a loud message (a failure in CI, which installs bubblewrap).
+async fn default_workspace() -> WorkspaceMode {
+    let config = SandboxConfig::default();
+    match oxiscope_workspace::probe_sandbox(&config).await {
+        Ok(()) => WorkspaceMode::Sandbox(config),
+        Err(e) => {
+            no_sandbox(&e);
+            WorkspaceMode::Local
+        }
+    }
+}
+
+fn no_sandbox(e: &oxiscope_workspace::Error) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI must run the service's tools in the sandbox: {e}"
+    );
+    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED (no sandbox): {e}\n");
 }
 
 pub(crate) struct Setup {

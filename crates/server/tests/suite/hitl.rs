@@ -11,12 +11,7 @@ use super::common::{Harness, Setup, Sse, text_answer, types};
 /// The model asks to write `note.txt` in the agent's workspace (a write
 /// asks for confirmation in the default mode).
 fn write_call(h: &Harness, s: &Setup) -> oxiscope_test_support::ScriptedResponse {
-    let path = h
-        .dir
-        .path()
-        .join("workspaces")
-        .join(&s.agent_id)
-        .join("note.txt");
+    let path = h.tool_dir("u", &s.agent_id).join("note.txt");
     let args = json!({"file_path": path, "content": "written by the agent"}).to_string();
     OpenAiScript::new()
         .tool_call(0, "call_1", "Write")
@@ -73,12 +68,7 @@ async fn a_confirmation_resumes_the_parked_reply_through_chat() {
     assert_eq!(events.last().unwrap()["finished_reason"], "completed");
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
 
-    let written = h
-        .dir
-        .path()
-        .join("workspaces")
-        .join(&s.agent_id)
-        .join("note.txt");
+    let written = h.workspace_dir("u", &s.agent_id).join("note.txt");
     assert_eq!(
         std::fs::read_to_string(written).unwrap(),
         "written by the agent"
@@ -126,12 +116,7 @@ async fn interrupting_a_parked_reply_closes_it() {
     assert_eq!(end["reply_id"], ask["reply_id"]);
     assert_eq!(end["finished_reason"], "interrupted");
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
-    let written = h
-        .dir
-        .path()
-        .join("workspaces")
-        .join(&s.agent_id)
-        .join("note.txt");
+    let written = h.workspace_dir("u", &s.agent_id).join("note.txt");
     assert!(!written.exists());
 
     // Interrupting an idle session is accepted and changes nothing.

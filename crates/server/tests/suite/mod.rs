@@ -3,3 +3,4 @@ mod common;
 mod hitl;
 mod openapi;
 mod rest;
+mod tenant;

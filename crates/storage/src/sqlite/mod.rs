@@ -41,6 +41,10 @@ impl SqliteStorage {
             source,
         })?;
         let path = data_dir.join(DATABASE_FILE);
+        private_file(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
         let options = SqliteConnectOptions::from_str("sqlite://")?
             .filename(&path)
             .create_if_missing(true)
@@ -67,4 +71,24 @@ impl SqliteStorage {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Creates `path` readable and writable by its owner only, or narrows an
+/// existing file to that (SQLite gives its `-wal` and `-shm` files the
+/// database file's permissions).
+fn private_file(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }

@@ -108,7 +108,13 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let workdir = std::env::current_dir()?;
-    let agent = setup::agent(model, &settings, saved, &workdir)?;
+    let agent = rt.block_on(setup::agent(
+        model,
+        &settings,
+        saved,
+        &workdir,
+        args.session.as_deref(),
+    ))?;
 
     if let Some(prompt) = &args.prompt {
         return oneshot::run(&rt, &agent, prompt, args.output, session.as_ref());

@@ -1,45 +1,63 @@
-//! Building the agent `oxiscope chat` talks to: the built-in tools rooted
-//! at the working directory, the permission rules, a saved state.
+//! Building the agent `oxiscope chat` talks to: a local workspace on the
+//! working directory (the built-in tools, MCP servers and skills declared
+//! in its state under the data directory), the permission rules, a saved
+//! state.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use oxiscope_agent::{Agent, AgentState};
 use oxiscope_model::DynChatModel;
-use oxiscope_permission::{PathEnv, PermissionContext};
-use oxiscope_tool::{BASIC_GROUP, FileOffloader, Toolkit, builtin_tools};
+use oxiscope_permission::PermissionContext;
+use oxiscope_workspace::{LocalWorkspace, Workspace};
 
 use super::settings::Settings;
 
 /// The agent's name in the console.
 pub(crate) const AGENT_NAME: &str = "Oxiscope";
 
-/// The agent, starting from `saved` when a session is resumed.
-pub(crate) fn agent(
+/// The agent id the console's MCP declarations and skills are kept under.
+const AGENT_ID: &str = "oxiscope";
+
+/// The agent, starting from `saved` when a session is resumed (whose name
+/// keys its MCP connections).
+pub(crate) async fn agent(
     model: Arc<dyn DynChatModel>,
     settings: &Settings,
     saved: Option<AgentState>,
     workdir: &Path,
+    session: Option<&str>,
 ) -> anyhow::Result<Agent> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(Into::into);
-    let env = PathEnv::new(workdir, home);
-    let mut toolkit = Toolkit::new();
-    for tool in builtin_tools(&env) {
-        toolkit.register_arc(tool, BASIC_GROUP)?;
-    }
+    // What leaves the context (compressed messages, cut tool results,
+    // dropped images), MCP declarations and skills live in the data
+    // directory, not in the user's project.
+    let state_dir = super::settings::data_dir()
+        .unwrap_or_else(|_| std::env::temp_dir().join("oxiscope"))
+        .join("workspace");
+    let workspace = LocalWorkspace::builder("console", workdir)
+        .state_dir(state_dir)
+        .home(home)
+        .build()?;
+    workspace.initialize().await?;
     let mut state = saved.unwrap_or_default();
     state.permission_context = merge_permissions(state.permission_context, &settings.permissions);
-    let mut builder = Agent::builder(AGENT_NAME, model)
-        .system_prompt(system_prompt(workdir))
-        .toolkit(Arc::new(toolkit))
-        .workdir(workdir)
-        .state(state);
-    // What leaves the context (compressed messages, cut tool results,
-    // dropped images) is kept in the data directory, readable on demand.
-    if let Ok(dir) = super::settings::data_dir() {
-        builder = builder.offloader(Arc::new(FileOffloader::new(dir.join("workspace"))));
+    let session_key = session
+        .filter(|s| oxiscope_workspace::validate_id("session", s).is_ok())
+        .unwrap_or("default");
+    let builder = Agent::builder(AGENT_NAME, model).state(state);
+    let (builder, mcp) = oxiscope_workspace::equip(
+        builder,
+        Arc::new(workspace),
+        AGENT_ID,
+        session_key,
+        &system_prompt(),
+    )
+    .await?;
+    for (server, error) in &mcp.failed {
+        eprintln!("warning: MCP server {server} is unavailable: {error}");
     }
     Ok(builder.build()?)
 }
@@ -70,12 +88,11 @@ fn merge_permissions(
     merged
 }
 
-fn system_prompt(workdir: &Path) -> String {
+fn system_prompt() -> String {
     format!(
         "You are {AGENT_NAME}, an assistant for software and operations work at a terminal. \
-         The working directory is {}. Use the tools to look at files, search, edit and run \
-         commands; read before you change, keep changes small, and say briefly what you did.",
-        workdir.display()
+         Use the tools to look at files, search, edit and run commands; read before you \
+         change, keep changes small, and say briefly what you did."
     )
 }
 
