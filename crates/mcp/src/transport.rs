@@ -187,20 +187,50 @@ async fn open_stdio(
     }
 }
 
+/// The longest stderr line kept (and logged); the rest of a longer line
+/// is read and dropped, so a server writing endless output without a
+/// newline costs no memory.
+const STDERR_LINE: usize = 4096;
+
 /// Logs a stdio server's stderr and keeps its last lines.
 async fn forward_stderr(server: Arc<str>, stderr: ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::debug!(server = %server, "MCP server stderr: {line}");
-        let mut tail = match tail.lock() {
-            Ok(t) => t,
-            Err(p) => p.into_inner(),
+    let mut reader = BufReader::new(stderr);
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    loop {
+        let (used, ended) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(chunk) => match chunk.iter().position(|&b| b == b'\n') {
+                Some(at) => {
+                    take_upto(&mut line, &chunk[..at]);
+                    (at + 1, true)
+                }
+                None => {
+                    take_upto(&mut line, chunk);
+                    (chunk.len(), false)
+                }
+            },
         };
-        if tail.len() == STDERR_TAIL {
-            tail.pop_front();
+        reader.consume(used);
+        if ended {
+            let text = String::from_utf8_lossy(&line).into_owned();
+            line.clear();
+            tracing::debug!(server = %server, "MCP server stderr: {text}");
+            let mut tail = match tail.lock() {
+                Ok(t) => t,
+                Err(p) => p.into_inner(),
+            };
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(text);
         }
-        tail.push_back(line);
     }
+}
+
+/// Appends what fits of `bytes` to `line` (at most [`STDERR_LINE`]).
+fn take_upto(line: &mut Vec<u8>, bytes: &[u8]) {
+    let room = STDERR_LINE.saturating_sub(line.len());
+    line.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
 async fn open_http(

@@ -62,8 +62,8 @@ mod tool;
 mod toolkit;
 
 pub use backend::{
-    ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepMode, GrepOutput,
-    GrepRequest, LocalBackend, run_process, search_glob, search_grep,
+    ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepMode, GrepOpened,
+    GrepOutput, GrepRequest, LocalBackend, run_process, search_glob, search_grep,
 };
 pub use builtin::{
     Bash, Edit, Glob, Grep, Read, TaskCreate, TaskGet, TaskList, TaskUpdate, Write, builtin_tools,

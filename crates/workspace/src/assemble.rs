@@ -2,11 +2,12 @@
 //! (built-in tools, MCP servers, skills), offloader, working directory,
 //! backend and the workspace's instructions.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use oxiscope_agent::AgentBuilder;
 use oxiscope_mcp::{McpRegistration, register_mcp};
-use oxiscope_tool::{BASIC_GROUP, Toolkit};
+use oxiscope_tool::{BASIC_GROUP, Tool, Toolkit};
 
 use crate::error::Result;
 use crate::workspace::Workspace;
@@ -22,8 +23,17 @@ pub async fn assemble_toolkit(
     agent_id: &str,
     session_id: &str,
 ) -> Result<(Toolkit, McpRegistration)> {
+    assemble(workspace, agent_id, session_id, workspace.list_tools()).await
+}
+
+async fn assemble(
+    workspace: &dyn Workspace,
+    agent_id: &str,
+    session_id: &str,
+    tools: Vec<Arc<dyn Tool>>,
+) -> Result<(Toolkit, McpRegistration)> {
     let mut toolkit = Toolkit::new();
-    for tool in workspace.list_tools() {
+    for tool in tools {
         toolkit.register_arc(tool, BASIC_GROUP)?;
     }
     let clients = workspace.list_mcps(agent_id, session_id).await?;
@@ -40,6 +50,10 @@ pub async fn assemble_toolkit(
 /// its working directory and backend, and `system_prompt` followed by the
 /// workspace's instructions.
 ///
+/// `cwd`, when given, is a directory inside the workspace (relative to
+/// its working directory) that the agent starts in: relative paths of its
+/// tools and its commands' working directory are there.
+///
 /// # Errors
 /// As [`assemble_toolkit`].
 pub async fn equip(
@@ -48,8 +62,18 @@ pub async fn equip(
     agent_id: &str,
     session_id: &str,
     system_prompt: &str,
+    cwd: Option<&Path>,
 ) -> Result<(AgentBuilder, McpRegistration)> {
-    let (toolkit, registration) = assemble_toolkit(&*workspace, agent_id, session_id).await?;
+    let workdir = match cwd {
+        Some(rel) => workspace.workdir().join(rel),
+        None => workspace.workdir().to_path_buf(),
+    };
+    let tools = if cwd.is_some() {
+        oxiscope_tool::builtin_tools(&workspace.path_env().with_cwd(workdir.clone()))
+    } else {
+        workspace.list_tools()
+    };
+    let (toolkit, registration) = assemble(&*workspace, agent_id, session_id, tools).await?;
     let instructions = workspace.instructions();
     let prompt = if system_prompt.trim().is_empty() {
         instructions
@@ -59,7 +83,7 @@ pub async fn equip(
     let builder = builder
         .system_prompt(prompt)
         .toolkit(Arc::new(toolkit))
-        .workdir(workspace.workdir())
+        .workdir(workdir)
         .backend(workspace.backend())
         .offloader(workspace);
     Ok((builder, registration))

@@ -34,6 +34,7 @@ const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGIC
 pub struct ConfinedDir {
     fd: Arc<OwnedFd>,
     shown: PathBuf,
+    owner: Option<(u32, u32)>,
 }
 
 /// What kind of entry a listing found.
@@ -66,7 +67,27 @@ impl ConfinedDir {
         Ok(Self {
             fd: Arc::new(fd),
             shown: shown.into(),
+            owner: None,
         })
+    }
+
+    /// Gives what this handle creates (directories, files) to `uid:gid`
+    /// (when the server, as root, works for a sandbox that runs as another
+    /// user).
+    #[must_use]
+    pub fn with_owner(mut self, owner: (u32, u32)) -> Self {
+        self.owner = Some(owner);
+        self
+    }
+
+    /// Hands a file or directory this handle created to its owner.
+    fn own(&self, fd: &impl AsFd, rel: &Path) -> io::Result<()> {
+        match self.owner {
+            Some((uid, gid)) => std::os::unix::fs::fchown(fd, Some(uid), Some(gid)).map_err(|e| {
+                io::Error::new(e.kind(), format!("{}: {e}", self.display(rel).display()))
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The name of the directory in messages.
@@ -213,6 +234,7 @@ impl ConfinedDir {
         )?;
         let file = File::from(fd);
         self.require_file(rel, &file.metadata()?)?;
+        self.own(&file, rel)?;
         Ok(file)
     }
 
@@ -237,7 +259,8 @@ impl ConfinedDir {
             Mode::from_raw_mode(0o644),
         )
         .map_err(|e| self.fail(rel, e))?;
-        let written = File::from(fd).write_all(data);
+        let mut file = File::from(fd);
+        let written = self.own(&file, rel).and_then(|()| file.write_all(data));
         let renamed = written.and_then(|()| {
             rustix::fs::renameat(&dir, tmp.as_str(), &dir, name).map_err(|e| self.fail(rel, e))
         });
@@ -263,7 +286,14 @@ impl ConfinedDir {
             let parent = self.at(&done, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
             done.push(name);
             match rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o755)) {
-                Ok(()) | Err(Errno::EXIST) => {}
+                Ok(()) => {
+                    if self.owner.is_some() {
+                        let made =
+                            self.at(&done, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())?;
+                        self.own(&made, &done)?;
+                    }
+                }
+                Err(Errno::EXIST) => {}
                 Err(e) => return Err(self.fail(&done, e)),
             }
         }
@@ -333,23 +363,31 @@ impl ConfinedDir {
         Ok(Self {
             fd: Arc::new(fd),
             shown: self.display(rel),
+            owner: self.owner,
         })
     }
 
-    /// The open handle of directory `rel` as a path (`/proc/self/fd/N`)
-    /// that stays bound to that directory even if its name is moved or
-    /// replaced: for code that only takes paths (the search walkers). The
-    /// returned handle must be kept alive while the path is used.
+    /// An open handle of directory `rel` (for a walk through handles).
     ///
     /// # Errors
     /// Missing, not a directory, or outside.
-    pub fn pinned(&self, rel: &Path) -> io::Result<(OwnedFd, PathBuf)> {
-        let fd = self.at(rel, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())?;
-        let path = PathBuf::from(format!(
-            "/proc/self/fd/{}",
-            std::os::fd::AsRawFd::as_raw_fd(&fd)
-        ));
-        Ok((fd, path))
+    pub fn open_dir(&self, rel: &Path) -> io::Result<OwnedFd> {
+        self.at(rel, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+    }
+
+    /// The regular file `rel`, opened for reading.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read), but for the size.
+    pub fn open_file(&self, rel: &Path) -> io::Result<File> {
+        let fd = self.at(
+            rel,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+            Mode::empty(),
+        )?;
+        let file = File::from(fd);
+        self.require_file(rel, &file.metadata()?)?;
+        Ok(file)
     }
 }
 

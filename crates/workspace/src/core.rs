@@ -27,6 +27,14 @@ const LAYOUT: [&str; 4] = [MCP_DIR, "skills/.seed", "sessions", "data"];
 const MAX_FILE: u64 = 16 * 1024 * 1024;
 /// How deep a copied skill directory may nest.
 const MAX_DEPTH: usize = 16;
+/// The largest `SKILL.md` loaded (skills stay in memory with the agent).
+const MAX_SKILL_FILE: u64 = 256 * 1024;
+/// The most skills one agent loads.
+const MAX_SKILLS: usize = 64;
+/// The most bytes of skills one agent loads.
+const MAX_SKILL_BYTES: usize = 4 * 1024 * 1024;
+/// The most bytes one copy of a skill directory writes.
+const MAX_COPY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Turns a declaration into how its server is started (the sandbox runs
 /// stdio servers inside itself).
@@ -287,7 +295,7 @@ impl Core {
                 return Ok(());
             }
             let seed = Path::new(SKILLS_DIR).join(SEED);
-            copy_confined(&state, &seed, &target, 0)?;
+            copy_confined(&state, &seed, &target)?;
             state
                 .create_dir_all(&target)
                 .map_err(|e| Error::io("creating the skill partition", e))
@@ -301,7 +309,8 @@ impl Core {
         let state = self.state.clone();
         let id = self.id.clone();
         blocking(move || {
-            let mut skills = Vec::new();
+            let mut skills: Vec<Skill> = Vec::new();
+            let mut bytes = 0;
             for (name, kind) in state
                 .list(&part)
                 .map_err(|e| Error::io("listing skills", e))?
@@ -309,9 +318,16 @@ impl Core {
                 if kind != EntryKind::Dir {
                     continue;
                 }
+                if skills.len() >= MAX_SKILLS || bytes >= MAX_SKILL_BYTES {
+                    tracing::warn!(workspace = %id, "more skills than the limit ({MAX_SKILLS} skills, {MAX_SKILL_BYTES} bytes); the rest are left out");
+                    break;
+                }
                 let dir = part.join(&name);
                 match read_skill(&state, &dir) {
-                    Ok(skill) => skills.push(skill),
+                    Ok(skill) => {
+                        bytes += skill.content.len();
+                        skills.push(skill);
+                    }
                     Err(reason) => {
                         tracing::warn!(workspace = %id, "skipping skill {name:?}: {reason}");
                     }
@@ -377,7 +393,7 @@ impl Core {
 /// The skill in directory `dir` of the state, named by its shown path.
 fn read_skill(state: &ConfinedDir, dir: &Path) -> std::result::Result<Skill, String> {
     let bytes = state
-        .read(&dir.join(SKILL_FILE), MAX_FILE)
+        .read(&dir.join(SKILL_FILE), MAX_SKILL_FILE)
         .map_err(|e| e.to_string())?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{SKILL_FILE} is not UTF-8"))?;
     Skill::from_markdown(text, Some(state.display(dir)))
@@ -426,24 +442,41 @@ fn copy_host_dir(source: &Path, state: &ConfinedDir, target: &Path) -> Result<()
     walk(source, state, target, 0)
 }
 
-/// Copies directory `from` to `to` inside the state (links skipped).
-fn copy_confined(state: &ConfinedDir, from: &Path, to: &Path, depth: usize) -> Result<()> {
-    let fail = |e| Error::io("copying the skill seed", e);
-    if depth > MAX_DEPTH {
-        return Ok(());
-    }
-    state.create_dir_all(to).map_err(fail)?;
-    for (name, kind) in state.list(from).map_err(fail)? {
-        match kind {
-            EntryKind::Dir => copy_confined(state, &from.join(&name), &to.join(&name), depth + 1)?,
-            EntryKind::File => {
-                let bytes = state.read(&from.join(&name), MAX_FILE).map_err(fail)?;
-                state.write(&to.join(&name), &bytes).map_err(fail)?;
-            }
-            EntryKind::Symlink | EntryKind::Other => {}
+/// Copies directory `from` to `to` inside the state (links skipped, at
+/// most [`MAX_COPY_BYTES`] in all: the seed lives in a directory a tenant
+/// can fill).
+fn copy_confined(state: &ConfinedDir, from: &Path, to: &Path) -> Result<()> {
+    fn walk(
+        state: &ConfinedDir,
+        from: &Path,
+        to: &Path,
+        depth: usize,
+        budget: &mut u64,
+    ) -> Result<()> {
+        let fail = |e| Error::io("copying the skill seed", e);
+        if depth > MAX_DEPTH {
+            return Ok(());
         }
+        state.create_dir_all(to).map_err(fail)?;
+        for (name, kind) in state.list(from).map_err(fail)? {
+            match kind {
+                EntryKind::Dir => {
+                    walk(state, &from.join(&name), &to.join(&name), depth + 1, budget)?
+                }
+                EntryKind::File => {
+                    let bytes = state
+                        .read(&from.join(&name), (*budget).min(MAX_FILE))
+                        .map_err(fail)?;
+                    *budget = budget.saturating_sub(bytes.len() as u64);
+                    state.write(&to.join(&name), &bytes).map_err(fail)?;
+                }
+                EntryKind::Symlink | EntryKind::Other => {}
+            }
+        }
+        Ok(())
     }
-    Ok(())
+    let mut budget = MAX_COPY_BYTES;
+    walk(state, from, to, 0, &mut budget)
 }
 
 /// Implements [`Offloader`](oxiscope_tool::Offloader) for a workspace

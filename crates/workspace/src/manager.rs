@@ -96,6 +96,15 @@ pub fn user_dir_name(user_id: &str) -> String {
     name
 }
 
+/// Creates a user's directory: others may pass through it to a workspace
+/// (a sandbox user must), never list it.
+fn private_user_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let fail = |e| crate::Error::io(format!("creating {}", dir.display()), e);
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).map_err(fail)
+}
+
 impl WorkspaceManager {
     /// A manager making workspaces with `factory` under `base`.
     pub fn new(base: impl Into<PathBuf>, isolation: Isolation, factory: WorkspaceFactory) -> Self {
@@ -206,6 +215,9 @@ impl WorkspaceManager {
             None => self.assign_workspace_id(user_id, agent_id, session_id),
         };
         let dir = self.dir(user_id, &id)?;
+        if let Some(user_dir) = dir.parent() {
+            private_user_dir(user_dir)?;
+        }
         self.evict_idle().await;
         let key = (user_id.to_owned(), id.clone());
         let mut cache = self.cache.lock().await;

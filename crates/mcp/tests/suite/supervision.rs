@@ -177,6 +177,34 @@ async fn a_server_that_exits_during_the_handshake_reports_its_stderr() {
 }
 
 #[tokio::test]
+async fn an_endless_stderr_line_is_cut_not_buffered() {
+    // 20 MB on stderr without a newline, then a short last word.
+    let client = McpClient::builder(
+        "noisy",
+        McpConfig::stdio(
+            "sh",
+            [
+                "-c",
+                "head -c 20000000 /dev/zero | tr '\\0' a >&2; echo >&2; echo 'last words' >&2; exit 3",
+            ],
+        ),
+    )
+    .timeouts(timeouts())
+    .build()
+    .unwrap();
+    let err = client.connect().await.unwrap_err();
+    let Error::Initialize { reason, .. } = &err else {
+        panic!("{err}");
+    };
+    assert!(
+        reason.contains("last words"),
+        "{}",
+        &reason[..200.min(reason.len())]
+    );
+    assert!(reason.len() < 64 * 1024, "{} bytes kept", reason.len());
+}
+
+#[tokio::test]
 async fn stdio_clients_have_no_headers_and_cannot_be_stateless() {
     let client = McpClient::new("s", McpConfig::stdio("true", Vec::<String>::new()), true).unwrap();
     let err = client.set_runtime_headers([("x-a", "b")]).unwrap_err();

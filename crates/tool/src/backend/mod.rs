@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use local::LocalBackend;
 pub use process::run_process;
-pub use search::{glob as search_glob, grep as search_grep};
+pub use search::{GrepOpened, glob as search_glob, grep as search_grep};
 
 /// What a backend knows about a path.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -164,18 +164,7 @@ struct FileHits {
 /// An invalid regex, glob or file type (`InvalidInput`), or a root that
 /// does not exist (`NotFound`). Unreadable files are skipped.
 pub fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
-    let mut matcher = RegexMatcherBuilder::new();
-    matcher
-        .case_insensitive(request.case_insensitive)
-        .multi_line(true);
-    if request.multiline {
-        matcher.dot_matches_new_line(true);
-    } else {
-        matcher.line_terminator(Some(b'\n'));
-    }
-    let matcher = matcher
-        .build(&request.pattern)
-        .map_err(|e| invalid(format!("invalid regex `{}`: {e}", request.pattern)))?;
+    let matcher = regex_matcher(request)?;
 
     if !request.root.exists() {
         return Err(io::Error::new(
@@ -209,26 +198,12 @@ pub fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
     }
 
     // Enough to fill the requested page even after sorting; beyond it the walk stops.
-    let budget = request.max_entries.saturating_mul(4).max(10_000);
+    let budget = budget(request);
     let produced = AtomicUsize::new(0);
     let hits = Mutex::new(Vec::<FileHits>::new());
     let stopped = AtomicUsize::new(0);
     walk.build_parallel().run(|| {
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .before_context(if request.mode == GrepMode::Content {
-                request.before
-            } else {
-                0
-            })
-            .after_context(if request.mode == GrepMode::Content {
-                request.after
-            } else {
-                0
-            })
-            .binary_detection(BinaryDetection::quit(0))
-            .multi_line(request.multiline)
-            .build();
+        let mut searcher = searcher(request);
         let matcher = matcher.clone();
         let (hits, produced, stopped) = (&hits, &produced, &stopped);
         Box::new(move |entry| {
@@ -274,14 +249,65 @@ pub fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
             WalkState::Continue
         })
     });
-    let mut hits = hits
+    let hits = hits
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(output(request, hits, stopped.load(Ordering::Relaxed) == 1))
+}
+
+/// The regex of a content search.
+fn regex_matcher(request: &GrepRequest) -> io::Result<grep_regex::RegexMatcher> {
+    let mut matcher = RegexMatcherBuilder::new();
+    matcher
+        .case_insensitive(request.case_insensitive)
+        .multi_line(true);
+    if request.multiline {
+        matcher.dot_matches_new_line(true);
+    } else {
+        matcher.line_terminator(Some(b'\n'));
+    }
+    matcher
+        .build(&request.pattern)
+        .map_err(|e| invalid(format!("invalid regex `{}`: {e}", request.pattern)))
+}
+
+/// The largest line (or multi-line window) a search holds in memory; a
+/// file with a longer one is skipped instead of filling the server's
+/// memory.
+const HEAP_LIMIT: usize = 16 * 1024 * 1024;
+
+/// A searcher for one thread of a content search.
+fn searcher(request: &GrepRequest) -> Searcher {
+    let context = |n| {
+        if request.mode == GrepMode::Content {
+            n
+        } else {
+            0
+        }
+    };
+    SearcherBuilder::new()
+        .line_number(true)
+        .before_context(context(request.before))
+        .after_context(context(request.after))
+        .binary_detection(BinaryDetection::quit(0))
+        .multi_line(request.multiline)
+        .heap_limit(Some(HEAP_LIMIT))
+        .build()
+}
+
+/// How many entries a search collects before it stops: enough to fill the
+/// requested page even after sorting.
+fn budget(request: &GrepRequest) -> usize {
+    request.max_entries.saturating_mul(4).max(10_000)
+}
+
+/// The result of a content search from its files' hits.
+fn output(request: &GrepRequest, mut hits: Vec<FileHits>, stopped: bool) -> GrepOutput {
     hits.sort_by(|a, b| a.path.cmp(&b.path));
     let mut out = GrepOutput {
         files: hits.len(),
         matches: hits.iter().map(|h| h.count).sum(),
-        truncated: stopped.load(Ordering::Relaxed) == 1,
+        truncated: stopped,
         entries: Vec::new(),
     };
     for hit in hits {
@@ -293,12 +319,156 @@ pub fn grep(request: &GrepRequest) -> io::Result<GrepOutput> {
         for line in lines {
             if out.entries.len() >= request.max_entries {
                 out.truncated = true;
-                return Ok(out);
+                return out;
             }
             out.entries.push(line);
         }
     }
-    Ok(out)
+    out
+}
+
+/// A content search over files someone else opens: the walk behind
+/// `Grep` for a caller that must not walk by path (a sandbox whose tenant
+/// can swap directories for links while the walk runs opens every
+/// directory and file through handles and hands the files here).
+///
+/// [`filter`](Self::filter) says whether a path (relative to the searched
+/// root) passes the request's glob and file type; [`search`](Self::search)
+/// searches one opened file and says whether to go on;
+/// [`finish`](Self::finish) gives the output `grep` would, sorted by the
+/// names given.
+pub struct GrepOpened<'r> {
+    request: &'r GrepRequest,
+    matcher: grep_regex::RegexMatcher,
+    searcher: Searcher,
+    overrides: Option<ignore::overrides::Override>,
+    types: Option<ignore::types::Types>,
+    hits: Vec<FileHits>,
+    produced: usize,
+    stopped: bool,
+}
+
+impl std::fmt::Debug for GrepOpened<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrepOpened")
+            .field("request", &self.request)
+            .field("produced", &self.produced)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'r> GrepOpened<'r> {
+    /// A search for `request` (its `root` is not used).
+    ///
+    /// # Errors
+    /// An invalid regex, glob or file type (`InvalidInput`).
+    pub fn new(request: &'r GrepRequest) -> io::Result<Self> {
+        let overrides = match &request.glob {
+            Some(glob) => {
+                let mut builder = OverrideBuilder::new("");
+                for part in split_glob_list(glob) {
+                    builder
+                        .add(&part)
+                        .map_err(|e| invalid(format!("invalid glob `{glob}`: {e}")))?;
+                }
+                Some(
+                    builder
+                        .build()
+                        .map_err(|e| invalid(format!("invalid glob `{glob}`: {e}")))?,
+                )
+            }
+            None => None,
+        };
+        let types = match &request.file_type {
+            Some(kind) => {
+                let mut builder = TypesBuilder::new();
+                builder.add_defaults();
+                builder.select(kind);
+                Some(
+                    builder
+                        .build()
+                        .map_err(|e| invalid(format!("unknown file type `{kind}`: {e}")))?,
+                )
+            }
+            None => None,
+        };
+        Ok(Self {
+            request,
+            matcher: regex_matcher(request)?,
+            searcher: searcher(request),
+            overrides,
+            types,
+            hits: Vec::new(),
+            produced: 0,
+            stopped: false,
+        })
+    }
+
+    /// Whether `rel` (relative to the searched root) passes the glob and
+    /// the file type; directories a glob excludes are not entered.
+    #[must_use]
+    pub fn filter(&self, rel: &Path, is_dir: bool) -> bool {
+        if let Some(overrides) = &self.overrides
+            && overrides.matched(rel, is_dir).is_ignore()
+        {
+            return false;
+        }
+        if let Some(types) = &self.types
+            && !is_dir
+            && !types.matched(rel, false).is_whitelist()
+        {
+            return false;
+        }
+        true
+    }
+
+    /// Searches `file`, reported as `name`; `false` once enough entries
+    /// are collected (the caller stops walking).
+    pub fn search(&mut self, name: &str, file: &std::fs::File) -> bool {
+        let budget = budget(self.request);
+        let mut sink = Collect {
+            path: name,
+            mode: self.request.mode,
+            line_numbers: self.request.line_numbers,
+            entries: Vec::new(),
+            count: 0,
+            limit: budget,
+        };
+        if self
+            .searcher
+            .search_file(&self.matcher, file, &mut sink)
+            .is_err()
+            || sink.count == 0
+        {
+            return !self.stopped;
+        }
+        self.produced += match self.request.mode {
+            GrepMode::Content => sink.entries.len(),
+            _ => 1,
+        };
+        let (entries, count) = (sink.entries, sink.count);
+        self.hits.push(FileHits {
+            path: name.to_owned(),
+            entries,
+            count,
+        });
+        if self.produced >= budget {
+            self.stopped = true;
+        }
+        !self.stopped
+    }
+
+    /// Marks the output truncated (the caller stopped early for its own
+    /// reasons: a deadline, a cap).
+    pub fn truncate(&mut self) {
+        self.stopped = true;
+    }
+
+    /// The output.
+    #[must_use]
+    pub fn finish(self) -> GrepOutput {
+        output(self.request, self.hits, self.stopped)
+    }
 }
 
 /// `a,b` and `{a,b}` style lists: split on top-level commas and spaces.

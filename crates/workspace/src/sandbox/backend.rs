@@ -3,18 +3,18 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use oxiscope_tool::{
-    ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepOutput, GrepRequest,
+    ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepOpened, GrepOutput,
+    GrepRequest,
 };
 use tokio_util::sync::CancellationToken;
 
-use super::Launch;
 use super::bwrap::SANDBOX_ROOT;
+use super::{Launch, walk};
 use crate::confined::ConfinedDir;
 
 /// Files through a [`ConfinedDir`] of the workspace, commands through
@@ -52,75 +52,52 @@ fn relative(path: &Path) -> io::Result<PathBuf> {
         .unwrap_or_default())
 }
 
-/// Rewrites paths that start with the pinned handle's path to the
-/// sandbox's name for that directory.
-#[derive(Debug)]
-struct Renamer {
-    pinned: String,
-    shown: String,
-}
-
-impl Renamer {
-    fn path(&self, path: &Path) -> PathBuf {
-        match path.strip_prefix(&self.pinned) {
-            Ok(rest) if rest.as_os_str().is_empty() => PathBuf::from(&self.shown),
-            Ok(rest) => Path::new(&self.shown).join(rest),
-            Err(_) => path.to_path_buf(),
-        }
-    }
-
-    fn line(&self, line: &str) -> String {
-        match line.strip_prefix(&self.pinned) {
-            Some(rest) => format!("{}{rest}", self.shown),
-            None => line.to_owned(),
-        }
-    }
-
-    fn error(&self, e: &io::Error) -> io::Error {
-        io::Error::new(e.kind(), e.to_string().replace(&self.pinned, &self.shown))
-    }
-}
-
 impl SandboxBackend {
     pub(crate) fn new(root: ConfinedDir, launch: Launch) -> Self {
         Self { root, launch }
     }
+}
 
-    /// Pins directory `dir` (sandbox path) for a path-based walk: the
-    /// handle to keep alive, the path to walk, and how to name results.
-    fn pin(&self, dir: &Path) -> io::Result<(OwnedFd, PathBuf, Renamer)> {
-        let rel = relative(dir)?;
-        let (fd, path) = self.root.pinned(&rel)?;
-        let renamer = Renamer {
-            pinned: path.to_string_lossy().into_owned(),
-            shown: inside(dir)?.to_string_lossy().into_owned(),
-        };
-        Ok((fd, path, renamer))
+/// Finds files whose path (relative to the root) matches a glob.
+struct GlobVisitor {
+    matcher: globset::GlobMatcher,
+    shown: PathBuf,
+    found: Vec<GlobMatch>,
+}
+
+impl walk::Visitor for GlobVisitor {
+    fn wants(&self, _rel: &Path, _is_dir: bool) -> bool {
+        true
     }
 
-    /// A search root: a directory is pinned itself; a file is reached
-    /// through its pinned directory, and must not be a link.
-    fn search_root(&self, root: &Path) -> io::Result<(OwnedFd, PathBuf, Renamer)> {
-        let rel = relative(root)?;
-        if self.root.metadata(&rel)?.is_dir() {
-            return self.pin(root);
+    fn file(&mut self, found: &walk::Found<'_>) -> bool {
+        if self.matcher.is_match(found.rel) {
+            self.found.push(GlobMatch {
+                path: walk::shown(&self.shown, found.rel),
+                modified: found.modified,
+            });
         }
-        let (Some(parent), Some(name)) = (
-            inside(root)?.parent().map(Path::to_path_buf),
-            rel.file_name().map(ToOwned::to_owned),
-        ) else {
-            return self.pin(root);
+        true
+    }
+}
+
+/// Searches every file it is handed.
+struct GrepVisitor<'r> {
+    search: GrepOpened<'r>,
+    shown: PathBuf,
+}
+
+impl walk::Visitor for GrepVisitor<'_> {
+    fn wants(&self, rel: &Path, is_dir: bool) -> bool {
+        self.search.filter(rel, is_dir)
+    }
+
+    fn file(&mut self, found: &walk::Found<'_>) -> bool {
+        let Some(file) = found.open() else {
+            return true;
         };
-        let (fd, path, renamer) = self.pin(&parent)?;
-        let stat = rustix::fs::statat(&fd, name.as_os_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(io::Error::from)?;
-        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a regular file or directory", root.display()),
-            ));
-        }
-        Ok((fd, path.join(name), renamer))
+        let name = walk::shown(&self.shown, found.rel);
+        self.search.search(&name.to_string_lossy(), &file)
     }
 }
 
@@ -211,21 +188,35 @@ impl ExecBackend for SandboxBackend {
             } else {
                 (request.root.clone(), request.pattern.clone())
             };
-            let (fd, path, renamer) = self.pin(&root)?;
+            let pattern = pattern.trim_start_matches("./").to_owned();
+            let matcher = globset::GlobBuilder::new(&pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("invalid glob pattern `{}`: {e}", request.pattern),
+                    )
+                })?
+                .compile_matcher();
+            let rel = relative(&root)?;
+            let shown = inside(&root)?;
+            let dir = self.root.clone();
             blocking(move || {
-                let found = oxiscope_tool::search_glob(&GlobRequest {
-                    pattern,
-                    root: path,
-                })
-                .map_err(|e| renamer.error(&e))?;
-                drop(fd);
-                Ok(found
-                    .into_iter()
-                    .map(|m| GlobMatch {
-                        path: renamer.path(&m.path),
-                        modified: m.modified,
-                    })
-                    .collect())
+                let fd = dir.open_dir(&rel)?;
+                let mut visitor = GlobVisitor {
+                    matcher,
+                    shown,
+                    found: Vec::new(),
+                };
+                walk::walk(&fd, &mut visitor);
+                let mut found = visitor.found;
+                found.sort_by(|a, b| {
+                    b.modified
+                        .total_cmp(&a.modified)
+                        .then_with(|| a.path.cmp(&b.path))
+                });
+                Ok(found)
             })
             .await
         }
@@ -234,18 +225,25 @@ impl ExecBackend for SandboxBackend {
 
     fn grep(&self, request: GrepRequest) -> BoxFuture<'_, io::Result<GrepOutput>> {
         async move {
-            let (fd, path, renamer) = self.search_root(&request.root)?;
+            // Checked before the walk: a bad regex or glob is the caller's.
+            GrepOpened::new(&request)?;
+            let rel = relative(&request.root)?;
+            let shown = inside(&request.root)?;
+            let dir = self.root.clone();
             blocking(move || {
-                let mut output = oxiscope_tool::search_grep(&GrepRequest {
-                    root: path,
-                    ..request
-                })
-                .map_err(|e| renamer.error(&e))?;
-                drop(fd);
-                for entry in &mut output.entries {
-                    *entry = renamer.line(entry);
+                let mut search = GrepOpened::new(&request)?;
+                if dir.metadata(&rel)?.is_dir() {
+                    let fd = dir.open_dir(&rel)?;
+                    let mut visitor = GrepVisitor { search, shown };
+                    if walk::walk(&fd, &mut visitor) {
+                        visitor.search.truncate();
+                    }
+                    Ok(visitor.search.finish())
+                } else {
+                    let file = dir.open_file(&rel)?;
+                    search.search(&shown.to_string_lossy(), &file);
+                    Ok(search.finish())
                 }
-                Ok(output)
             })
             .await
         }

@@ -65,6 +65,9 @@ pub(crate) fn command_args(
             "--unshare-cgroup-try",
             "--die-with-parent",
             "--new-session",
+            // No namespaces inside: nothing to hoard, no nested root.
+            "--disable-userns",
+            "--assert-userns-disabled",
             "--hostname",
             "sandbox",
         ],
@@ -97,9 +100,15 @@ pub(crate) fn command_args(
             extra.clone().into_os_string(),
         ]);
     }
+    // Memory-backed directories are sized: a tenant cannot fill the
+    // host's memory through them.
+    let tmp = config.limits.tmpfs_size.to_string();
     push(
         &mut args,
-        &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"],
+        &[
+            "--proc", "/proc", "--dev", "/dev", "--size", &tmp, "--tmpfs", "/tmp", "--size", &tmp,
+            "--tmpfs", "/dev/shm",
+        ],
     );
     args.extend([
         "--bind".into(),
@@ -114,31 +123,49 @@ pub(crate) fn command_args(
     vars.insert("HOME", SANDBOX_ROOT);
     vars.insert("LANG", "C.UTF-8");
     vars.insert("TMPDIR", "/tmp");
-    for (k, v) in config.env.iter().chain(env) {
+    for (k, v) in &config.env {
         vars.insert(k, v);
     }
     for (k, v) in vars {
         push(&mut args, &["--setenv", k, v]);
     }
+    // The limits are set first, by a shell that sees only the variables
+    // above; what the caller adds (an MCP declaration's `env`, which a
+    // tenant writes) is applied after them by `env`, so it cannot reach
+    // the shell (`BASH_ENV`, `BASH_FUNC_*`, `LD_PRELOAD`...).
     args.push("--".into());
     args.push("/bin/bash".into());
     args.push("-c".into());
     args.push(config.limits.shell_prelude().into());
     args.push(SHELL_NAME.into());
+    if !env.is_empty() {
+        args.push("/usr/bin/env".into());
+        args.push("--".into());
+        args.extend(env.iter().map(|(k, v)| OsString::from(format!("{k}={v}"))));
+    }
     args.push(program.into());
     args.extend(program_args.iter().map(OsString::from));
     args
 }
 
-/// The `bwrap` program: the configured path, or `bwrap` found on `PATH`.
-pub(crate) fn locate(config: &SandboxConfig) -> Option<PathBuf> {
-    if config.bwrap.components().count() > 1 {
-        return config.bwrap.is_file().then(|| config.bwrap.clone());
+/// A program: `name` itself when it is a path, else found on `PATH`.
+pub(crate) fn locate(name: &Path) -> Option<PathBuf> {
+    if name.components().count() > 1 {
+        return name.is_file().then(|| name.to_path_buf());
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
-        .map(|dir| dir.join(&config.bwrap))
+        .map(|dir| dir.join(name))
         .find(|p| p.is_file())
+}
+
+/// Whether `key` may name a variable a caller adds: a plain shell name.
+pub(crate) fn valid_env_key(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// Programs already probed successfully (the probe costs a sandbox start).
@@ -154,7 +181,7 @@ pub(crate) async fn probe(config: &SandboxConfig) -> Result<PathBuf> {
         reason,
         hint: hint.to_owned(),
     };
-    let Some(program) = locate(config) else {
+    let Some(program) = locate(&config.bwrap) else {
         return Err(unavailable(
             format!("`{}` was not found", config.bwrap.display()),
             "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf \
@@ -210,4 +237,63 @@ pub(crate) async fn probe(config: &SandboxConfig) -> Result<PathBuf> {
         .unwrap_or_else(PoisonError::into_inner)
         .push((program.clone(), network));
     Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_callers_environment_is_applied_after_the_limits_never_to_the_shell() {
+        let config = SandboxConfig::default();
+        let env: BTreeMap<String, String> = [
+            ("BASH_ENV".to_owned(), "/workspace/pre.sh".to_owned()),
+            ("MARKER".to_owned(), "x".to_owned()),
+        ]
+        .into();
+        let args: Vec<String> = command_args(
+            &config,
+            Path::new("/host/ws"),
+            Path::new("/workspace"),
+            &env,
+            "node",
+            &["server.js".to_owned()],
+        )
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+        let setenv: Vec<&str> = args
+            .windows(2)
+            .filter(|w| w[0] == "--setenv")
+            .map(|w| w[1].as_str())
+            .collect();
+        assert_eq!(setenv, ["HOME", "LANG", "PATH", "TMPDIR"]);
+        let end = args.iter().position(|a| a == "--").unwrap();
+        let tail = &args[end + 1..];
+        assert_eq!(tail[0], "/bin/bash");
+        assert!(tail[2].starts_with("ulimit "), "{}", tail[2]);
+        assert_eq!(
+            &tail[4..],
+            [
+                "/usr/bin/env",
+                "--",
+                "BASH_ENV=/workspace/pre.sh",
+                "MARKER=x",
+                "node",
+                "server.js"
+            ]
+        );
+        assert!(args.iter().any(|a| a == "--disable-userns"));
+        assert!(args.iter().any(|a| a == "--unshare-net"));
+    }
+
+    #[test]
+    fn only_plain_names_may_be_added_to_the_environment() {
+        for bad in ["", "BASH_FUNC_ulimit%%", "A=B", "1A", "A B", "-x"] {
+            assert!(!valid_env_key(bad), "{bad:?}");
+        }
+        for good in ["A", "_x", "PATH2", "LD_PRELOAD"] {
+            assert!(valid_env_key(good), "{good:?}");
+        }
+    }
 }

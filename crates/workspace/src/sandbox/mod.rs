@@ -35,6 +35,7 @@
 
 mod backend;
 mod bwrap;
+mod walk;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -69,11 +70,14 @@ pub struct Limits {
     pub file_size: u64,
     /// Open files per process.
     pub open_files: u64,
+    /// The size of the sandbox's private `/tmp` and `/dev/shm` (each),
+    /// in bytes: memory-backed, so it counts against the host's memory.
+    pub tmpfs_size: u64,
 }
 
 impl Default for Limits {
     /// 10 CPU minutes, 4 GiB of address space, 256 processes, 1 GiB
-    /// files, 1,024 open files.
+    /// files, 1,024 open files, 256 MiB `/tmp` and `/dev/shm`.
     fn default() -> Self {
         Self {
             cpu_seconds: 600,
@@ -81,6 +85,7 @@ impl Default for Limits {
             processes: 256,
             file_size: 1 << 30,
             open_files: 1024,
+            tmpfs_size: 256 << 20,
         }
     }
 }
@@ -105,7 +110,11 @@ impl Limits {
 pub struct SandboxConfig {
     /// The bubblewrap program: a path, or a name looked up on `PATH`.
     pub bwrap: PathBuf,
-    /// Whether sandboxed processes share the host's network.
+    /// Whether sandboxed processes share the host's network namespace.
+    /// They then reach whatever the host reaches — its loopback services
+    /// (this server included), private networks, cloud metadata addresses
+    /// — and HTTP MCP servers (fetched from the host) are accepted. Off by
+    /// default.
     pub network: bool,
     /// Resource limits.
     pub limits: Limits,
@@ -138,6 +147,7 @@ impl Default for SandboxConfig {
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
     program: PathBuf,
+    setpriv: PathBuf,
     prefix: Vec<String>,
     config: Arc<SandboxConfig>,
     host_root: PathBuf,
@@ -161,7 +171,7 @@ impl Launch {
         }
         all.extend(self.prefix.iter().map(Into::into));
         all.extend(bwrap_args);
-        (PathBuf::from("setpriv"), all)
+        (self.setpriv.clone(), all)
     }
 }
 
@@ -205,13 +215,34 @@ impl SandboxWorkspace {
         let host_root = std::path::absolute(host_root.into())
             .map_err(|e| Error::io("the workspace directory", e))?;
         let program = bwrap::probe(&config).await?;
-        let state = ConfinedDir::open(&host_root, SANDBOX_ROOT)
+        let mut state = ConfinedDir::open(&host_root, SANDBOX_ROOT)
             .map_err(|e| Error::io("opening the workspace directory", e))?;
+        // What the server creates in the workspace (offloads, declarations,
+        // the file tools' files) belongs to the sandbox user, so commands
+        // inside can change it like their own files.
+        if let Some(owner) = sandbox_user(&config) {
+            state = state.with_owner(owner);
+        }
+        let mut setpriv = PathBuf::new();
         let prefix = match sandbox_user(&config) {
             Some((uid, gid)) => {
                 reachable_by(&host_root, uid)?;
+                setpriv = bwrap::locate(Path::new("setpriv")).ok_or_else(|| {
+                    Error::SandboxUnavailable {
+                        reason: "`setpriv` (util-linux), which drops root before the sandbox \
+                                 starts, was not found"
+                            .to_owned(),
+                        hint: "Install util-linux, or run the service as an unprivileged user."
+                            .to_owned(),
+                    }
+                })?;
                 std::os::unix::fs::chown(&host_root, Some(uid), Some(gid))
                     .map_err(|e| Error::io("handing the workspace to the sandbox user", e))?;
+                std::fs::set_permissions(
+                    &host_root,
+                    std::os::unix::fs::PermissionsExt::from_mode(0o700),
+                )
+                .map_err(|e| Error::io("making the workspace private", e))?;
                 vec![
                     format!("--reuid={uid}"),
                     format!("--regid={gid}"),
@@ -225,6 +256,7 @@ impl SandboxWorkspace {
         let config = Arc::new(config);
         let launch = Launch {
             program,
+            setpriv,
             prefix,
             config: Arc::clone(&config),
             host_root,
@@ -313,6 +345,20 @@ fn mcp_config(launch: &Launch, decl: &McpDeclaration) -> Result<McpConfig> {
             cwd,
             ..
         } => {
+            if let Some(bad) = env
+                .iter()
+                .flatten()
+                .map(|(k, _)| k)
+                .find(|k| !bwrap::valid_env_key(k))
+            {
+                return Err(Error::InvalidMcp {
+                    name: decl.name.clone(),
+                    reason: format!(
+                        "the environment variable name {bad:?} is not a plain name \
+                         (letters, digits, '_')"
+                    ),
+                });
+            }
             let cwd = match cwd {
                 Some(dir) => backend::inside(Path::new(dir)).map_err(|e| Error::InvalidMcp {
                     name: decl.name.clone(),

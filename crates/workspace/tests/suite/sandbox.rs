@@ -395,7 +395,10 @@ async fn a_timeout_kills_the_whole_sandbox() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(left.is_empty(), "sandboxed processes outlived the call: {left}");
+    assert!(
+        left.is_empty(),
+        "sandboxed processes outlived the call: {left}"
+    );
 }
 
 #[tokio::test]
@@ -447,4 +450,131 @@ async fn files_and_declarations_survive_a_restart() {
     let out = run(&*ws.backend(), "cat kept.txt").await;
     assert_eq!(text(&out), "kept\n");
     assert_eq!(ws.mcp_declarations("agent", "s1").await.unwrap(), [decl]);
+}
+
+#[tokio::test]
+async fn searches_never_follow_a_directory_swapped_for_a_link_mid_walk() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let backend = ws.backend();
+    // A process inside keeps swapping a real directory and a link to the
+    // host directory holding the secret, while the server walks.
+    let setup = format!(
+        "mkdir -p d && echo inside > d/f.txt && ln -s {} L && echo ready",
+        scratch.path().display()
+    );
+    assert_eq!(text(&run(&*backend, &setup).await), "ready\n");
+    let swapper = {
+        let backend = backend.clone();
+        tokio::spawn(async move {
+            run_for(
+                &*backend,
+                "perl -e 'my $t = time + 6; while (time < $t) { rename \"d\", \"D\"; rename \"L\", \"d\"; rename \"d\", \"L\"; rename \"D\", \"d\" }'",
+                Duration::from_secs(8),
+            )
+            .await
+        })
+    };
+    let mut leaked = Vec::new();
+    for _ in 0..150 {
+        let found = backend
+            .grep(GrepRequest {
+                pattern: "SECRET|inside".into(),
+                root: "/workspace".into(),
+                mode: GrepMode::Content,
+                glob: None,
+                file_type: None,
+                before: 0,
+                after: 0,
+                line_numbers: false,
+                case_insensitive: false,
+                multiline: false,
+                max_entries: 100,
+            })
+            .await;
+        if let Ok(found) = found {
+            leaked.extend(found.entries.into_iter().filter(|e| e.contains("SECRET")));
+        }
+        if let Ok(found) = backend
+            .glob(GlobRequest {
+                pattern: "**/*".into(),
+                root: "/workspace".into(),
+            })
+            .await
+        {
+            leaked.extend(
+                found
+                    .into_iter()
+                    .map(|m| m.path.display().to_string())
+                    .filter(|p| p.contains("secret")),
+            );
+        }
+    }
+    swapper.await.unwrap();
+    assert!(
+        leaked.is_empty(),
+        "the walk followed a swapped link: {leaked:?}"
+    );
+}
+
+#[tokio::test]
+async fn what_the_server_writes_belongs_to_the_sandbox_and_memory_dirs_are_bounded() {
+    let scratch = Scratch::new();
+    let config = SandboxConfig {
+        limits: Limits {
+            tmpfs_size: 8 << 20,
+            ..Limits::default()
+        },
+        ..SandboxConfig::default()
+    };
+    let ws = require_sandbox!(scratch, config);
+    let backend = ws.backend();
+    backend
+        .write(Path::new("/workspace/made/by/tool.txt"), b"one\n")
+        .await
+        .unwrap();
+    let out = run(
+        &*backend,
+        "echo two >> made/by/tool.txt && touch sessions/mine made/new && cat made/by/tool.txt",
+    )
+    .await;
+    assert_eq!(text(&out), "one\ntwo\n");
+    let out = run(
+        &*backend,
+        "head -c 20000000 /dev/zero > /tmp/big; echo tmp=$?; head -c 20000000 /dev/zero > /dev/shm/big; echo shm=$?; unshare -Ur true 2>/dev/null; echo userns=$?",
+    )
+    .await;
+    let seen = text(&out);
+    assert!(seen.contains("tmp=1"), "{seen}");
+    assert!(seen.contains("shm=1"), "{seen}");
+    assert!(!seen.contains("userns=0"), "{seen}");
+}
+
+#[tokio::test]
+async fn a_declared_environment_cannot_lift_the_limits() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let decl = |env: serde_json::Value| -> oxiscope_workspace::McpDeclaration {
+        serde_json::from_value(serde_json::json!({
+            "name": "x", "is_stateful": true,
+            "mcp_config": {"type": "stdio_mcp", "command": "sh", "env": env}
+        }))
+        .unwrap()
+    };
+    let err = ws
+        .add_mcp(
+            decl(serde_json::json!({"BASH_FUNC_ulimit%%": "() { :; }"})),
+            "a",
+            "s",
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not a plain name"), "{err}");
+    ws.add_mcp(
+        decl(serde_json::json!({"BASH_ENV": "/workspace/pre.sh"})),
+        "a",
+        "s",
+    )
+    .await
+    .unwrap();
 }
