@@ -12,6 +12,15 @@ pub enum Error {
         /// The id asked for.
         id: String,
     },
+    /// A record with the same unique key exists already (a session of the
+    /// same user, agent and workspace).
+    #[error("{kind} {key} exists already")]
+    AlreadyExists {
+        /// The record kind.
+        kind: &'static str,
+        /// The key that clashed.
+        key: String,
+    },
     /// A session state write lost the race: the stored revision is newer
     /// than the one the writer loaded.
     #[error(

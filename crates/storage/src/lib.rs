@@ -6,9 +6,9 @@
 //! - [`Storage`]: agents, credentials (sealed by the caller), sessions with
 //!   their agent state and a revision, messages, schedules and API-key
 //!   hashes; every read is scoped by the owning user.
-//! - [`MessageBus`]: per-session run locks (owner token + expiry), a replay
-//!   log per run addressed by [`Cursor`]s, live fan-out, and an inbox with a
-//!   wakeup queue.
+//! - [`MessageBus`]: per-session run locks (owner token + expiry), a bounded
+//!   replay log per run addressed by [`Cursor`]s, live fan-out, and a
+//!   bounded inbox with a wakeup queue.
 //!
 //! The embedded defaults are [`SqliteStorage`] (one WAL-mode SQLite file in
 //! the data directory, migrations embedded) and [`InMemoryBus`]. Both
@@ -27,8 +27,8 @@
 //! assert!(bus.try_lock("s1", std::time::Duration::from_secs(60)).await?.is_none());
 //!
 //! bus.begin_run("s1").await?;
-//! let first = bus.publish("s1", Arc::from("one")).await?;
-//! bus.publish("s1", Arc::from("two")).await?;
+//! let first = bus.publish("s1", Arc::from("one"), 1000).await?;
+//! bus.publish("s1", Arc::from("two"), 1000).await?;
 //!
 //! // A late subscriber resumes behind the first event.
 //! let mut events = bus.subscribe("s1", Some(first)).await?;
@@ -45,7 +45,10 @@ mod record;
 mod sqlite;
 mod storage;
 
-pub use bus::{BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, RunLease};
+pub use bus::{
+    BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, Release, Retained,
+    Retention, RunLease,
+};
 pub use error::{Error, Result};
 pub use record::{
     AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,

@@ -57,7 +57,8 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`crate::Error::NotFound`] when the user has no such agent.
     fn update_agent<'a>(&'a self, agent: &'a AgentRecord) -> BoxFuture<'a, Result<()>>;
-    /// Deletes an agent; `false` when the user had none with that id.
+    /// Deletes an agent with all its sessions and their messages; `false`
+    /// when the user had none with that id.
     ///
     /// # Errors
     /// The backend's failure.
@@ -100,10 +101,12 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool>>;
 
-    /// Adds a session.
+    /// Stores a new session.
     ///
     /// # Errors
-    /// The backend's failure.
+    /// [`crate::Error::AlreadyExists`] when the user has a session of that
+    /// agent and workspace already (also when another request created it
+    /// a moment ago).
     fn create_session<'a>(&'a self, s: &'a SessionRecord) -> BoxFuture<'a, Result<()>>;
     /// One of the user's sessions.
     ///

@@ -1,26 +1,31 @@
 //! [`InMemoryBus`]: the bus of a single process.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::Value;
-use tokio::sync::{Mutex as AsyncMutex, broadcast, mpsc};
+use tokio::sync::Notify;
 
-use super::{BusEvent, Cursor, EventStream, MessageBus, RunLease};
+use super::follow::Follow;
+use super::slot::SessionSlot;
+use super::table::{Books, Retained, Retention, Table};
+use super::{BusEvent, Cursor, EventStream, MessageBus, Release, RunLease};
 use crate::error::Result;
 use crate::record::new_id;
 use crate::storage::BoxFuture;
 
-/// Live events buffered per subscriber before it has to catch up from the
-/// log.
-const FANOUT_CAPACITY: usize = 256;
-
 /// The in-process [`MessageBus`]: locks, logs and inboxes in memory.
 ///
-/// Run numbers start from the clock at creation, so a cursor handed out by
-/// an earlier process always counts as an earlier run.
+/// A session's slot exists while something needs it: a lock, queued input,
+/// a subscriber, or a replay log within the bus's [`Retention`].
+/// Read-only calls (`is_locked`, `last_cursor`, `pop_inbox` of an empty
+/// inbox) never create one. [`retained`](Self::retained) counts what is
+/// kept.
+///
+/// Run numbers come from a clock (microseconds) that never goes back, so a
+/// cursor handed out earlier, by this process or an earlier one, always
+/// counts as an earlier run, even after the session's slot was dropped.
 #[derive(Debug, Clone)]
 pub struct InMemoryBus {
     inner: Arc<Inner>,
@@ -28,47 +33,9 @@ pub struct InMemoryBus {
 
 #[derive(Debug)]
 struct Inner {
-    sessions: Mutex<HashMap<String, SessionSlot>>,
-    first_run: u64,
-    wake_tx: mpsc::UnboundedSender<String>,
-    wake_rx: AsyncMutex<mpsc::UnboundedReceiver<String>>,
-}
-
-#[derive(Debug)]
-struct SessionSlot {
-    lock: Option<(String, Instant)>,
-    run: u64,
-    log: Vec<BusEvent>,
-    fanout: broadcast::Sender<BusEvent>,
-    inbox: VecDeque<Value>,
-}
-
-impl SessionSlot {
-    fn new(run: u64) -> Self {
-        Self {
-            lock: None,
-            run,
-            log: Vec::new(),
-            fanout: broadcast::channel(FANOUT_CAPACITY).0,
-            inbox: VecDeque::new(),
-        }
-    }
-
-    fn held(&self) -> bool {
-        self.lock
-            .as_ref()
-            .is_some_and(|(_, until)| *until > Instant::now())
-    }
-
-    fn after(&self, after: Option<Cursor>) -> Vec<BusEvent> {
-        match after {
-            Some(c) if c.run == self.run => {
-                self.log.iter().filter(|e| e.cursor > c).cloned().collect()
-            }
-            Some(c) if c.run > self.run => Vec::new(),
-            _ => self.log.clone(),
-        }
-    }
+    table: Mutex<Table>,
+    wakeup: Notify,
+    retention: Retention,
 }
 
 impl Default for InMemoryBus {
@@ -78,91 +45,110 @@ impl Default for InMemoryBus {
 }
 
 impl InMemoryBus {
-    /// An empty bus.
+    /// An empty bus with the default [`Retention`].
     #[must_use]
     pub fn new() -> Self {
-        let first_run = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX / 2));
-        let (wake_tx, wake_rx) = mpsc::unbounded_channel();
+        Self::with_retention(Retention::default())
+    }
+
+    /// An empty bus that keeps idle replay logs as `retention` says.
+    #[must_use]
+    pub fn with_retention(retention: Retention) -> Self {
         Self {
             inner: Arc::new(Inner {
-                sessions: Mutex::new(HashMap::new()),
-                first_run,
-                wake_tx,
-                wake_rx: AsyncMutex::new(wake_rx),
+                table: Mutex::new(Table::new()),
+                wakeup: Notify::new(),
+                retention,
             }),
         }
     }
 
-    fn slots(&self) -> MutexGuard<'_, HashMap<String, SessionSlot>> {
+    /// What the bus holds now, after dropping expired idle logs.
+    #[must_use]
+    pub fn retained(&self) -> Retained {
+        let mut table = self.table();
+        table.sweep(Instant::now(), self.inner.retention);
+        table.retained()
+    }
+
+    fn table(&self) -> MutexGuard<'_, Table> {
         self.inner
-            .sessions
+            .table
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn with_slot<T>(&self, session_id: &str, f: impl FnOnce(&mut SessionSlot) -> T) -> T {
-        let mut slots = self.slots();
-        let first_run = self.inner.first_run;
-        let slot = slots
-            .entry(session_id.to_owned())
-            .or_insert_with(|| SessionSlot::new(first_run));
-        f(slot)
+    /// Runs `f` on the session's slot (created when missing), then
+    /// re-files the slot.
+    fn change<T>(&self, session_id: &str, f: impl FnOnce(&mut SessionSlot, &mut Books) -> T) -> T {
+        let mut table = self.table();
+        let (slot, books) = table.slot(session_id);
+        let out = f(slot, books);
+        table.settle(session_id, self.inner.retention);
+        out
+    }
+
+    /// Runs `f` on the slot `lease` holds, then re-files it; `None` when
+    /// the lease no longer holds it.
+    fn change_owned<T>(
+        &self,
+        lease: &RunLease,
+        f: impl FnOnce(&mut SessionSlot) -> T,
+    ) -> Option<T> {
+        let mut table = self.table();
+        let slot = table.slots.get_mut(&lease.session_id)?;
+        match &slot.lock {
+            Some((token, _)) if *token == lease.token => {}
+            _ => return None,
+        }
+        let out = f(slot);
+        table.settle(&lease.session_id, self.inner.retention);
+        Some(out)
+    }
+
+    /// Runs `f` on the session's slot, if there is one.
+    fn read<T>(&self, session_id: &str, f: impl FnOnce(&SessionSlot) -> T) -> Option<T> {
+        self.table().slots.get(session_id).map(f)
     }
 
     fn subscribe_now(&self, session_id: &str, after: Option<Cursor>) -> EventStream {
-        let (replay, rx) = self.with_slot(session_id, |slot| {
-            (slot.after(after), slot.fanout.subscribe())
+        let (replay, rx, generation) = self.change(session_id, |slot, _| {
+            (slot.after(after), slot.subscribe(), slot.generation)
         });
         let last = replay.last().map(|e| e.cursor).or(after);
-        let state = Follow {
+        let follow = Follow {
             bus: self.clone(),
             session_id: session_id.to_owned(),
+            generation,
             pending: replay.into(),
             rx,
             last,
         };
-        futures_util::stream::unfold(state, Follow::next).boxed()
+        futures_util::stream::unfold(follow, Follow::next).boxed()
     }
-}
 
-/// A subscriber's position: replayed events still to send, the live
-/// receiver, and the last cursor sent (to drop duplicates and to catch up
-/// after falling behind).
-struct Follow {
-    bus: InMemoryBus,
-    session_id: String,
-    pending: VecDeque<BusEvent>,
-    rx: broadcast::Receiver<BusEvent>,
-    last: Option<Cursor>,
-}
+    /// The retained events after `last`, for a subscriber of slot
+    /// `generation` that fell behind; `None` when that slot is gone.
+    pub(super) fn catch_up(
+        &self,
+        session_id: &str,
+        generation: u64,
+        last: Option<Cursor>,
+    ) -> Option<Vec<BusEvent>> {
+        self.read(session_id, |slot| {
+            (slot.generation == generation).then(|| slot.after(last))
+        })
+        .flatten()
+    }
 
-impl Follow {
-    async fn next(mut self) -> Option<(BusEvent, Self)> {
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                self.last = Some(event.cursor);
-                return Some((event, self));
-            }
-            match self.rx.recv().await {
-                Ok(event) => {
-                    if self.last.is_some_and(|last| event.cursor <= last) {
-                        continue;
-                    }
-                    self.last = Some(event.cursor);
-                    return Some((event, self));
-                }
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    let last = self.last;
-                    self.pending = self
-                        .bus
-                        .with_slot(&self.session_id, |slot| slot.after(last))
-                        .into();
-                }
-                Err(broadcast::error::RecvError::Closed) => return None,
-            }
+    /// A subscriber of slot `generation` left.
+    pub(super) fn unsubscribe(&self, session_id: &str, generation: u64) {
+        let mut table = self.table();
+        match table.slots.get_mut(session_id) {
+            Some(slot) if slot.generation == generation => slot.unsubscribe(),
+            _ => return,
         }
+        table.settle(session_id, self.inner.retention);
     }
 }
 
@@ -172,12 +158,13 @@ impl MessageBus for InMemoryBus {
         session_id: &'a str,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<Option<RunLease>>> {
-        let lease = self.with_slot(session_id, |slot| {
-            if slot.held() {
+        let lease = self.change(session_id, |slot, _| {
+            let now = Instant::now();
+            if slot.held(now) {
                 return None;
             }
             let token = new_id();
-            slot.lock = Some((token.clone(), Instant::now() + ttl));
+            slot.lock = Some((token.clone(), now + ttl));
             Some(RunLease {
                 session_id: session_id.to_owned(),
                 token,
@@ -187,37 +174,38 @@ impl MessageBus for InMemoryBus {
     }
 
     fn renew<'a>(&'a self, lease: &'a RunLease, ttl: Duration) -> BoxFuture<'a, Result<bool>> {
-        let ok = self.with_slot(&lease.session_id, |slot| match &mut slot.lock {
-            Some((token, until)) if *token == lease.token => {
+        let ok = self.change_owned(lease, |slot| {
+            if let Some((_, until)) = &mut slot.lock {
                 *until = Instant::now() + ttl;
-                true
             }
-            _ => false,
         });
-        Box::pin(async move { Ok(ok) })
+        Box::pin(async move { Ok(ok.is_some()) })
     }
 
     fn unlock<'a>(&'a self, lease: &'a RunLease) -> BoxFuture<'a, Result<bool>> {
-        let ok = self.with_slot(&lease.session_id, |slot| match &slot.lock {
-            Some((token, _)) if *token == lease.token => {
+        let ok = self.change_owned(lease, |slot| slot.lock = None);
+        Box::pin(async move { Ok(ok.is_some()) })
+    }
+
+    fn release<'a>(&'a self, lease: &'a RunLease) -> BoxFuture<'a, Result<Release>> {
+        let released = self.change_owned(lease, |slot| {
+            if slot.inbox.is_empty() {
                 slot.lock = None;
-                true
+                Release::Released
+            } else {
+                Release::InboxPending
             }
-            _ => false,
         });
-        Box::pin(async move { Ok(ok) })
+        Box::pin(async move { Ok(released.unwrap_or(Release::NotHeld)) })
     }
 
     fn is_locked<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<bool>> {
-        let held = self.with_slot(session_id, |slot| slot.held());
-        Box::pin(async move { Ok(held) })
+        let held = self.read(session_id, |slot| slot.held(Instant::now()));
+        Box::pin(async move { Ok(held.unwrap_or(false)) })
     }
 
     fn begin_run<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
-        self.with_slot(session_id, |slot| {
-            slot.run += 1;
-            slot.log.clear();
-        });
+        self.change(session_id, |slot, books| slot.begin(books.next_run()));
         Box::pin(async { Ok(()) })
     }
 
@@ -225,24 +213,15 @@ impl MessageBus for InMemoryBus {
         &'a self,
         session_id: &'a str,
         payload: Arc<str>,
+        replay_limit: usize,
     ) -> BoxFuture<'a, Result<Cursor>> {
-        let cursor = self.with_slot(session_id, |slot| {
-            let cursor = Cursor {
-                run: slot.run,
-                seq: slot.log.len() as u64 + 1,
-            };
-            let event = BusEvent { cursor, payload };
-            slot.log.push(event.clone());
-            // No subscriber is not an error: the log keeps the event.
-            let _ = slot.fanout.send(event);
-            cursor
-        });
+        let cursor = self.change(session_id, |slot, _| slot.publish(payload, replay_limit));
         Box::pin(async move { Ok(cursor) })
     }
 
     fn last_cursor<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Cursor>>> {
-        let last = self.with_slot(session_id, |slot| slot.log.last().map(|e| e.cursor));
-        Box::pin(async move { Ok(last) })
+        let last = self.read(session_id, |slot| slot.log.back().map(|e| e.cursor));
+        Box::pin(async move { Ok(last.flatten()) })
     }
 
     fn subscribe<'a>(
@@ -254,22 +233,61 @@ impl MessageBus for InMemoryBus {
         Box::pin(async move { Ok(stream) })
     }
 
-    fn push_inbox<'a>(&'a self, session_id: &'a str, item: Value) -> BoxFuture<'a, Result<()>> {
-        self.with_slot(session_id, |slot| slot.inbox.push_back(item));
-        // The receiver lives as long as the bus.
-        let _ = self.inner.wake_tx.send(session_id.to_owned());
-        Box::pin(async { Ok(()) })
+    fn push_inbox<'a>(
+        &'a self,
+        session_id: &'a str,
+        item: Value,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<bool>> {
+        let queued = self.change(session_id, |slot, books| {
+            if slot.inbox.len() >= limit {
+                return false;
+            }
+            slot.inbox.push_back(item);
+            books.post_wakeup(session_id, slot);
+            true
+        });
+        if queued {
+            self.inner.wakeup.notify_waiters();
+        }
+        Box::pin(async move { Ok(queued) })
     }
 
     fn pop_inbox<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Value>>> {
-        let item = self.with_slot(session_id, |slot| slot.inbox.pop_front());
+        let mut table = self.table();
+        let Table { slots, books } = &mut *table;
+        let item = slots.get_mut(session_id).and_then(|slot| {
+            let item = slot.inbox.pop_front();
+            if slot.inbox.is_empty() {
+                books.withdraw_wakeup(slot);
+            }
+            item
+        });
+        if item.is_some() {
+            table.settle(session_id, self.inner.retention);
+        }
+        drop(table);
         Box::pin(async move { Ok(item) })
     }
 
     fn next_wakeup(&self) -> BoxFuture<'_, Result<String>> {
         Box::pin(async move {
-            let mut rx = self.inner.wake_rx.lock().await;
-            Ok(rx.recv().await.unwrap_or_default())
+            loop {
+                let notified = self.inner.wakeup.notified();
+                tokio::pin!(notified);
+                // Registered before looking, so a push in between is seen.
+                notified.as_mut().enable();
+                let taken = self.table().take_wakeup();
+                if let Some(session_id) = taken {
+                    return Ok(session_id);
+                }
+                notified.await;
+            }
         })
+    }
+
+    fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
+        self.table().remove(session_id);
+        Box::pin(async { Ok(()) })
     }
 }

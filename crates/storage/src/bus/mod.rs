@@ -1,8 +1,11 @@
-//! The message bus: per-session run locks, replay logs with cursors, live
-//! fan-out, and an inbox with a wakeup queue.
+//! The message bus: per-session run locks, bounded replay logs with
+//! cursors, live fan-out, and a bounded inbox with a wakeup queue.
 
 mod cursor;
+mod follow;
 mod memory;
+mod slot;
+mod table;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +15,7 @@ use serde_json::Value;
 
 pub use cursor::{Cursor, InvalidCursor};
 pub use memory::InMemoryBus;
+pub use table::{Retained, Retention};
 
 use crate::error::Result;
 use crate::storage::BoxFuture;
@@ -36,8 +40,26 @@ pub struct RunLease {
     pub token: String,
 }
 
+/// What [`MessageBus::release`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// The lock is free.
+    Released,
+    /// The inbox holds input: the lock is still held, so the holder serves
+    /// the input, then releases again.
+    InboxPending,
+    /// The lease no longer holds the lock (it expired and was taken, or the
+    /// session was forgotten); nothing changed.
+    NotHeld,
+}
+
 /// Live events of one session: the replay after a cursor, then every later
 /// event, across runs, until the bus drops the session.
+///
+/// Within a run, cursors are consecutive (`seq` grows by one per event), so
+/// a consumer that sees `seq` jump knows events were skipped: that happens
+/// only when the events after its cursor had already left the bounded
+/// replay log (see [`MessageBus::subscribe`]).
 pub type EventStream = BoxStream<'static, BusEvent>;
 
 /// Coordinates runs and carries their events to subscribers.
@@ -45,6 +67,20 @@ pub type EventStream = BoxStream<'static, BusEvent>;
 /// The in-process [`InMemoryBus`] serves one process; a networked bus
 /// (Redis) implements the same contract so any replica can run any session
 /// and every subscriber sees every event.
+///
+/// Everything a bus keeps is bounded: a run's replay log keeps its last
+/// `replay_limit` events, an inbox at most `limit` inputs, a wakeup is kept
+/// only while its session has queued input, and
+/// [`forget_session`](Self::forget_session) drops all of a session's state.
+///
+/// # The lock and the inbox
+/// An input that arrives while a run holds the lock is queued; the holder
+/// serves the inbox before it lets go, and lets go with
+/// [`release`](Self::release), which refuses while input is queued. A
+/// producer queues with [`push_inbox`](Self::push_inbox) and then calls
+/// [`try_lock`](Self::try_lock): if the holder released in between, the
+/// producer gets the lock and serves the inbox itself. Either way no input
+/// is left behind by a run that ends.
 ///
 /// # Cancel safety
 /// Every method is a single atomic step; dropping its future leaves the bus
@@ -64,11 +100,20 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The backend's failure.
     fn renew<'a>(&'a self, lease: &'a RunLease, ttl: Duration) -> BoxFuture<'a, Result<bool>>;
-    /// Releases a lease; `false` when it was no longer held by its token.
+    /// Releases a lease whatever the inbox holds; `false` when it was no
+    /// longer held by its token. A run that ends normally uses
+    /// [`release`](Self::release) instead, so queued input is not left
+    /// behind.
     ///
     /// # Errors
     /// The backend's failure.
     fn unlock<'a>(&'a self, lease: &'a RunLease) -> BoxFuture<'a, Result<bool>>;
+    /// Releases a lease only if the session's inbox is empty, atomically
+    /// with that check.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn release<'a>(&'a self, lease: &'a RunLease) -> BoxFuture<'a, Result<Release>>;
     /// Whether a live lease holds the session (a run is active).
     ///
     /// # Errors
@@ -82,7 +127,9 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
     /// The backend's failure.
     fn begin_run<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>>;
     /// Appends an event to the current run's log and sends it to every
-    /// subscriber; returns its cursor.
+    /// subscriber; returns its cursor. The log keeps the last
+    /// `replay_limit` events of the run; older ones leave it (0 keeps none:
+    /// live subscribers only).
     ///
     /// # Errors
     /// The backend's failure.
@@ -90,15 +137,23 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
         &'a self,
         session_id: &'a str,
         payload: Arc<str>,
+        replay_limit: usize,
     ) -> BoxFuture<'a, Result<Cursor>>;
-    /// The cursor of the last event in the current run's log.
+    /// The cursor of the last event in the current run's log; `None` when
+    /// the log is empty or was dropped.
     ///
     /// # Errors
     /// The backend's failure.
     fn last_cursor<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Cursor>>>;
-    /// Subscribes: the current run's events after `after` (all of them when
-    /// `None` or when `after` belongs to an earlier run), then live events,
-    /// with no gap and no duplicate.
+    /// Subscribes: the current run's retained events after `after` (all of
+    /// them when `None` or when `after` belongs to an earlier run), then
+    /// live events, with no duplicate and no gap the log could fill.
+    ///
+    /// When the events right after `after` have already left the bounded
+    /// log, the subscriber gets the whole retained log: a consistent suffix
+    /// of the run, whose first cursor is more than one past `after`. A
+    /// subscriber that falls behind the live fan-out catches up the same
+    /// way. The stream ends when the session is forgotten.
     ///
     /// # Errors
     /// The backend's failure.
@@ -108,17 +163,28 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
         after: Option<Cursor>,
     ) -> BoxFuture<'a, Result<EventStream>>;
 
-    /// Queues an input for the session and posts a wakeup for it.
+    /// Queues an input for the session unless its inbox already holds
+    /// `limit` inputs, and posts a wakeup for the session; `false` when the
+    /// inbox is full (nothing is queued).
     ///
     /// # Errors
     /// The backend's failure.
-    fn push_inbox<'a>(&'a self, session_id: &'a str, item: Value) -> BoxFuture<'a, Result<()>>;
-    /// Takes the oldest queued input of the session.
+    fn push_inbox<'a>(
+        &'a self,
+        session_id: &'a str,
+        item: Value,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// Takes the oldest queued input of the session; taking the last one
+    /// also withdraws the session's pending wakeup.
     ///
     /// # Errors
     /// The backend's failure.
     fn pop_inbox<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Value>>>;
-    /// Waits for the next session with queued input.
+    /// Waits for the next session with queued input. Each session has at
+    /// most one pending wakeup, withdrawn when its inbox empties or the
+    /// session is forgotten, so wakeups nobody waits for cost nothing
+    /// beyond the inputs they announce.
     ///
     /// # Cancel safety
     /// Cancel safe: a wakeup is only taken when the future completes.
@@ -126,4 +192,12 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The backend's failure.
     fn next_wakeup(&self) -> BoxFuture<'_, Result<String>>;
+
+    /// Drops everything the bus keeps for the session: its replay log,
+    /// inbox, wakeup and lock; its subscribers' streams end. Call it when
+    /// the session is deleted.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>>;
 }

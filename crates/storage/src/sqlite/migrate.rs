@@ -5,7 +5,10 @@ use sqlx::SqlitePool;
 use crate::error::{Error, Result};
 
 /// `(version, SQL)` of every migration, oldest first.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/0001_init.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../../migrations/0001_init.sql")),
+    (2, include_str!("../../migrations/0002_unique_sessions.sql")),
+];
 
 /// Applies the migrations the database has not seen yet.
 pub(super) async fn run(pool: &SqlitePool) -> Result<()> {

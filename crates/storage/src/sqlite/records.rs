@@ -97,9 +97,36 @@ impl SqliteStorage {
         Ok(())
     }
 
+    /// Deletes an agent with its sessions and their messages, in one
+    /// transaction.
+    pub(super) async fn agent_delete_cascade(&self, user: &str, id: &str) -> Result<bool> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let done = sqlx::query("DELETE FROM agents WHERE user_id = ? AND id = ?")
+            .bind(user)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() > 0 {
+            sqlx::query(
+                "DELETE FROM messages WHERE session_id IN \
+                 (SELECT id FROM sessions WHERE user_id = ? AND agent_id = ?)",
+            )
+            .bind(user)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("DELETE FROM sessions WHERE user_id = ? AND agent_id = ?")
+                .bind(user)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     pub(super) async fn delete_owned(&self, table: Table, user: &str, id: &str) -> Result<bool> {
         let sql = match table {
-            Table::Agents => "DELETE FROM agents WHERE user_id = ? AND id = ?",
             Table::Credentials => "DELETE FROM credentials WHERE user_id = ? AND id = ?",
             Table::Schedules => "DELETE FROM schedules WHERE user_id = ? AND id = ?",
         };
@@ -218,10 +245,10 @@ impl SqliteStorage {
     }
 }
 
-/// The owner-scoped tables a plain delete works on.
+/// The owner-scoped tables a plain delete works on (agents take their
+/// sessions along: [`SqliteStorage::agent_delete_cascade`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Table {
-    Agents,
     Credentials,
     Schedules,
 }

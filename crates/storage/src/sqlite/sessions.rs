@@ -40,7 +40,14 @@ impl SqliteStorage {
         .bind(s.state.to_string())
         .bind(s.revision)
         .execute(&self.pool)
-        .await?;
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => Error::AlreadyExists {
+                kind: "session",
+                key: format!("{}/{}/{}", s.user_id, s.agent_id, s.workspace_id),
+            },
+            _ => Error::Database(e),
+        })?;
         Ok(())
     }
 

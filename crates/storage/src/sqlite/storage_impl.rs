@@ -36,7 +36,7 @@ impl Storage for SqliteStorage {
     }
 
     fn delete_agent<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.delete_owned(Table::Agents, user_id, id))
+        Box::pin(self.agent_delete_cascade(user_id, id))
     }
 
     fn create_credential<'a>(&'a self, c: &'a CredentialRecord) -> BoxFuture<'a, Result<()>> {

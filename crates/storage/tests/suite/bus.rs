@@ -43,14 +43,14 @@ async fn the_lock_has_one_owner_until_released_or_expired() {
 async fn a_late_subscriber_gets_the_replay_then_live_events_without_gaps() {
     let bus = InMemoryBus::new();
     bus.begin_run("s").await.unwrap();
-    let c1 = bus.publish("s", Arc::from("e1")).await.unwrap();
-    let c2 = bus.publish("s", Arc::from("e2")).await.unwrap();
+    let c1 = bus.publish("s", Arc::from("e1"), 1000).await.unwrap();
+    let c2 = bus.publish("s", Arc::from("e2"), 1000).await.unwrap();
     assert!(c1 < c2);
     assert_eq!(bus.last_cursor("s").await.unwrap(), Some(c2));
 
     let mut all = bus.subscribe("s", None).await.unwrap();
     let mut behind = bus.subscribe("s", Some(c1)).await.unwrap();
-    bus.publish("s", Arc::from("e3")).await.unwrap();
+    bus.publish("s", Arc::from("e3"), 1000).await.unwrap();
     assert_eq!(next_payload(&mut all).await, "e1");
     assert_eq!(next_payload(&mut all).await, "e2");
     assert_eq!(next_payload(&mut all).await, "e3");
@@ -60,7 +60,7 @@ async fn a_late_subscriber_gets_the_replay_then_live_events_without_gaps() {
     // A new run: the same connection carries it; a cursor of the old run
     // replays the whole new run.
     bus.begin_run("s").await.unwrap();
-    let n1 = bus.publish("s", Arc::from("n1")).await.unwrap();
+    let n1 = bus.publish("s", Arc::from("n1"), 1000).await.unwrap();
     assert_eq!(next_payload(&mut all).await, "n1");
     assert!(n1 > c2);
     let mut old_cursor = bus.subscribe("s", Some(c2)).await.unwrap();
@@ -73,7 +73,9 @@ async fn a_slow_subscriber_catches_up_from_the_log() {
     bus.begin_run("s").await.unwrap();
     let mut slow = bus.subscribe("s", None).await.unwrap();
     for i in 0..1000 {
-        bus.publish("s", Arc::from(format!("e{i}"))).await.unwrap();
+        bus.publish("s", Arc::from(format!("e{i}")), 1000)
+            .await
+            .unwrap();
     }
     for i in 0..1000 {
         assert_eq!(next_payload(&mut slow).await, format!("e{i}"));
@@ -83,8 +85,8 @@ async fn a_slow_subscriber_catches_up_from_the_log() {
 #[tokio::test]
 async fn the_inbox_queues_inputs_and_wakes_a_worker() {
     let bus = InMemoryBus::new();
-    bus.push_inbox("s", json!({"n": 1})).await.unwrap();
-    bus.push_inbox("s", json!({"n": 2})).await.unwrap();
+    assert!(bus.push_inbox("s", json!({"n": 1}), 8).await.unwrap());
+    assert!(bus.push_inbox("s", json!({"n": 2}), 8).await.unwrap());
     assert_eq!(bus.next_wakeup().await.unwrap(), "s");
     assert_eq!(bus.pop_inbox("s").await.unwrap(), Some(json!({"n": 1})));
     assert_eq!(bus.pop_inbox("s").await.unwrap(), Some(json!({"n": 2})));

@@ -1,2 +1,3 @@
 mod bus;
+mod bus_limits;
 mod sqlite;

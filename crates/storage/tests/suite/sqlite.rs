@@ -193,8 +193,11 @@ async fn concurrent_commits_on_many_sessions_all_land() {
     let dir = tempfile::tempdir().unwrap();
     let db = std::sync::Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
     let mut ids = Vec::new();
-    for _ in 0..20 {
-        let s = session("u", "a");
+    for i in 0..20 {
+        let s = SessionRecord {
+            workspace_id: format!("w{i}"),
+            ..session("u", "a")
+        };
         db.create_session(&s).await.unwrap();
         ids.push(s.id);
     }
@@ -222,4 +225,58 @@ async fn concurrent_commits_on_many_sessions_all_land() {
         let page = db.list_messages(id, None, 0, 50).await.unwrap();
         assert_eq!(page.messages.len(), 5);
     }
+}
+
+#[tokio::test]
+async fn one_session_per_user_agent_and_workspace_even_under_concurrency() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
+    let tasks: Vec<_> = (0..10)
+        .map(|_| {
+            let db = db.clone();
+            tokio::spawn(async move { db.create_session(&session("u", "a")).await })
+        })
+        .collect();
+    let mut created = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(()) => created += 1,
+            Err(oxiscope_storage::Error::AlreadyExists { kind, .. }) => assert_eq!(kind, "session"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(created, 1);
+    // Another workspace or another user is another session.
+    db.create_session(&SessionRecord {
+        workspace_id: "other".into(),
+        ..session("u", "a")
+    })
+    .await
+    .unwrap();
+    db.create_session(&session("v", "a")).await.unwrap();
+}
+
+#[tokio::test]
+async fn deleting_an_agent_deletes_its_sessions_and_their_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteStorage::open(dir.path()).await.unwrap();
+    let a = agent("u", "a");
+    db.create_agent(&a).await.unwrap();
+    let s = session("u", &a.id);
+    db.create_session(&s).await.unwrap();
+    db.commit_reply(&s.id, 0, &json!({}), &[msg("m1", "x")])
+        .await
+        .unwrap();
+    let keep = session("u", "another-agent");
+    db.create_session(&keep).await.unwrap();
+    assert!(db.delete_agent("u", &a.id).await.unwrap());
+    assert!(db.get_session("u", &s.id).await.unwrap().is_none());
+    assert!(
+        db.list_messages(&s.id, None, 0, 10)
+            .await
+            .unwrap()
+            .messages
+            .is_empty()
+    );
+    assert!(db.get_session("u", &keep.id).await.unwrap().is_some());
 }
