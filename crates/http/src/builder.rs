@@ -17,13 +17,14 @@ pub(crate) struct Settings {
     pub(crate) idle_timeout: Duration,
     pub(crate) max_error_body: usize,
     pub(crate) max_body: u64,
+    /// Kept for the guarded download client, built when first needed.
+    pub(crate) connect_timeout: Duration,
+    pub(crate) user_agent: String,
 }
 
 /// Options for an [`HttpClient`]; start from [`HttpClient::builder`].
 #[derive(Debug, Clone)]
 pub struct HttpClientBuilder {
-    connect_timeout: Duration,
-    user_agent: String,
     default_headers: HeaderMap,
     settings: Settings,
 }
@@ -31,8 +32,6 @@ pub struct HttpClientBuilder {
 impl Default for HttpClientBuilder {
     fn default() -> Self {
         Self {
-            connect_timeout: Duration::from_secs(10),
-            user_agent: concat!("oxiscope/", env!("CARGO_PKG_VERSION")).to_owned(),
             default_headers: HeaderMap::new(),
             settings: Settings {
                 retry: RetryPolicy::default(),
@@ -40,6 +39,8 @@ impl Default for HttpClientBuilder {
                 idle_timeout: Duration::from_secs(300),
                 max_error_body: 64 * 1024,
                 max_body: 64 * 1024 * 1024,
+                connect_timeout: Duration::from_secs(10),
+                user_agent: concat!("oxiscope/", env!("CARGO_PKG_VERSION")).to_owned(),
             },
         }
     }
@@ -49,7 +50,7 @@ impl HttpClientBuilder {
     /// Time allowed to open a connection (TCP and TLS). Default 10 s.
     #[must_use]
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.settings.connect_timeout = timeout;
         self
     }
 
@@ -92,11 +93,13 @@ impl HttpClientBuilder {
     /// The `User-Agent` header. Default `oxiscope/<version>`.
     #[must_use]
     pub fn with_user_agent(mut self, user_agent: impl Into<String>) -> Self {
-        self.user_agent = user_agent.into();
+        self.settings.user_agent = user_agent.into();
         self
     }
 
-    /// Headers sent with every request (a request's own headers win).
+    /// Headers sent with every request (a request's own headers win), except
+    /// [`download`](HttpClient::download)s restricted to public addresses, which go
+    /// through a client of their own without them.
     #[must_use]
     pub fn with_default_headers(mut self, headers: HeaderMap) -> Self {
         self.default_headers = headers;
@@ -112,13 +115,7 @@ impl HttpClientBuilder {
     ///
     /// [`Error::Build`] when TLS cannot be set up or an option is invalid.
     pub fn build(self) -> Result<HttpClient> {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Losing a race to another installer is fine: a provider is then installed.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-        let inner = reqwest::Client::builder()
-            .connect_timeout(self.connect_timeout)
-            .user_agent(self.user_agent)
+        let inner = reqwest_builder(&self.settings)
             .default_headers(self.default_headers)
             .build()
             .map_err(|source| Error::Build {
@@ -126,6 +123,19 @@ impl HttpClientBuilder {
             })?;
         Ok(HttpClient::from_parts(inner, Arc::new(self.settings)))
     }
+}
+
+/// A reqwest builder with the connection options of `settings`, TLS on rustls with
+/// the process's default crypto provider (*ring*'s, installed when the process has
+/// none).
+pub(crate) fn reqwest_builder(settings: &Settings) -> reqwest::ClientBuilder {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race to another installer is fine: a provider is then installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    reqwest::Client::builder()
+        .connect_timeout(settings.connect_timeout)
+        .user_agent(settings.user_agent.clone())
 }
 
 #[cfg(test)]

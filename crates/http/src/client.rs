@@ -1,11 +1,10 @@
 //! The HTTP client: building it, sending with retries, and the streaming entry points.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
 
-use bytes::Bytes;
 use reqwest::header::{self, HeaderValue};
-use reqwest::{IntoUrl, Method, RequestBuilder, Response, Url};
+use reqwest::{IntoUrl, Method, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 
 use crate::body::BodyStream;
@@ -42,32 +41,28 @@ const REQUEST_ID_HEADERS: &[&str] = &[
 /// | [`sse`](HttpClient::sse) | an [`SseStream`] of events |
 /// | [`ndjson`](HttpClient::ndjson) | an [`NdjsonStream`] of JSON values |
 /// | [`lines`](HttpClient::lines) | a [`LineStream`] of raw lines |
-/// | [`get_bytes`](HttpClient::get_bytes) | a bounded [`Download`] |
+/// | [`download`](HttpClient::download) | a bounded [`Download`](crate::Download), optionally from public addresses only |
+/// | [`get_bytes`](HttpClient::get_bytes) | the same, from any address |
 ///
 /// Setup failures (connection, timeout, 4xx/5xx) come back in the outer `Result` of the
 /// streaming entry points; failures after the body started arrive as the stream's last
 /// item and are never retried, so a stream is never silently restarted or truncated.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
-    inner: reqwest::Client,
-    settings: Arc<Settings>,
-}
-
-/// A body fetched with [`HttpClient::get_bytes`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Download {
-    /// The body.
-    pub bytes: Bytes,
-    /// The `Content-Type` the server declared, if any.
-    pub content_type: Option<String>,
-    /// The URL the body came from, after redirects.
-    pub url: Url,
+    pub(crate) inner: reqwest::Client,
+    pub(crate) settings: Arc<Settings>,
+    /// The client for downloads restricted to public addresses, built on first use
+    /// and shared by the clones of this one.
+    pub(crate) guarded: Arc<OnceLock<std::result::Result<reqwest::Client, String>>>,
 }
 
 impl HttpClient {
     pub(crate) fn from_parts(inner: reqwest::Client, settings: Arc<Settings>) -> Self {
-        Self { inner, settings }
+        Self {
+            inner,
+            settings,
+            guarded: Arc::default(),
+        }
     }
 
     /// Options for a client.
@@ -115,6 +110,7 @@ impl HttpClient {
         Self {
             inner: self.inner.clone(),
             settings: Arc::new(settings),
+            guarded: Arc::clone(&self.guarded),
         }
     }
 
@@ -248,51 +244,20 @@ impl HttpClient {
         BodyStream::new(response, self.settings.idle_timeout)
     }
 
-    /// Downloads `url` with a GET, refusing bodies over `max_bytes` and giving up after
-    /// `timeout` in all (retries included). Meant for fetching remote images and files a
-    /// message refers to.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BodyTooLarge`] when the declared or actual size exceeds `max_bytes` (read
-    /// no further than that); [`Error::Timeout`] after `timeout`; as
-    /// [`send`](Self::send) otherwise.
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the future abandons the download.
-    pub async fn get_bytes(
-        &self,
-        url: impl IntoUrl,
-        max_bytes: u64,
-        timeout: Duration,
-    ) -> Result<Download> {
-        let request = self.get(url);
-        let download = async {
-            let response = self.send(request).await?;
-            if response.content_length().is_some_and(|len| len > max_bytes) {
-                return Err(Error::BodyTooLarge { limit: max_bytes });
-            }
-            let content_type = response
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            let url = response.url().clone();
-            let bytes = self.body(response).collect_bounded(max_bytes).await?;
-            Ok(Download {
-                bytes,
-                content_type,
-                url,
-            })
-        };
-        tokio::time::timeout(timeout, download)
-            .await
-            .unwrap_or(Err(Error::Timeout { after: timeout }))
+    /// The retry loop around single attempts, on the main client.
+    async fn execute(&self, request: reqwest::Request) -> Result<Response> {
+        self.execute_on(&self.inner, request, false).await
     }
 
-    /// The retry loop around single attempts.
-    async fn execute(&self, mut request: reqwest::Request) -> Result<Response> {
+    /// The retry loop around single attempts on `client`; with `redirects`, a 3xx
+    /// response is returned (for a caller following redirects itself) instead of
+    /// being an error.
+    pub(crate) async fn execute_on(
+        &self,
+        client: &reqwest::Client,
+        mut request: reqwest::Request,
+        redirects: bool,
+    ) -> Result<Response> {
         let policy = self.settings.retry;
         let mut attempt = 1;
         loop {
@@ -301,7 +266,7 @@ impl HttpClient {
             } else {
                 None
             };
-            let err = match self.attempt(request).await {
+            let err = match self.attempt(client, request, redirects).await {
                 Ok(response) => return Ok(response),
                 Err(err) => err,
             };
@@ -315,20 +280,26 @@ impl HttpClient {
     }
 
     /// One attempt: up to the response headers, and the error body for a failure status.
-    async fn attempt(&self, request: reqwest::Request) -> Result<Response> {
+    async fn attempt(
+        &self,
+        client: &reqwest::Client,
+        request: reqwest::Request,
+        redirects: bool,
+    ) -> Result<Response> {
         let timeout = self.settings.response_timeout;
-        let response = match tokio::time::timeout(timeout, self.inner.execute(request)).await {
+        let response = match tokio::time::timeout(timeout, client.execute(request)).await {
             Err(_elapsed) => return Err(Error::Timeout { after: timeout }),
             Ok(Err(err)) => return Err(Error::from_send(err, timeout)),
             Ok(Ok(response)) => response,
         };
-        if response.status().is_success() {
+        let status = response.status();
+        if status.is_success() || (redirects && status.is_redirection()) {
             return Ok(response);
         }
         Err(self.status_error(response).await)
     }
 
-    async fn status_error(&self, response: Response) -> Error {
+    pub(crate) async fn status_error(&self, response: Response) -> Error {
         let status = response.status();
         let headers = response.headers();
         let request_id = REQUEST_ID_HEADERS

@@ -1,8 +1,11 @@
 //! The error type of the crate: data, not strings.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use reqwest::StatusCode;
+
+use crate::address::NonPublic;
 
 /// A boxed error from the transport underneath (connection, TLS, protocol).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -69,6 +72,19 @@ pub enum Error {
         /// cleanly but too early.
         #[source]
         source: Option<BoxError>,
+    },
+
+    /// A download restricted to public addresses
+    /// ([`Destinations::PublicOnly`](crate::Destinations::PublicOnly)) named, resolved
+    /// to or was redirected to an address that is not public. Nothing was sent to it.
+    #[error("{url} resolves to {reason} ({address}), which is not fetched")]
+    RefusedAddress {
+        /// The URL refused (after redirects, the hop that was refused).
+        url: String,
+        /// The first non-public address it resolved to.
+        address: IpAddr,
+        /// Why that address is not public.
+        reason: NonPublic,
     },
 
     /// A body was larger than the limit the caller set.
@@ -227,6 +243,7 @@ impl Error {
             | Self::UnexpectedEof { .. } => true,
             Self::Build { .. }
             | Self::InvalidRequest { .. }
+            | Self::RefusedAddress { .. }
             | Self::BodyTooLarge { .. }
             | Self::Decode { .. } => false,
         }
@@ -272,6 +289,13 @@ impl Error {
     /// A connect timeout counts as a connection failure; `timeout` is the response
     /// timeout, reported when the transport itself timed out waiting.
     pub(crate) fn from_send(err: reqwest::Error, timeout: Duration) -> Self {
+        if let Some(refused) = find_refusal(&err) {
+            return Self::RefusedAddress {
+                url: err.url().map(ToString::to_string).unwrap_or_default(),
+                address: refused.address,
+                reason: refused.reason,
+            };
+        }
         if err.is_builder() {
             Self::InvalidRequest {
                 source: Box::new(err),
@@ -292,6 +316,28 @@ impl Error {
             source: Some(Box::new(err)),
         }
     }
+}
+
+/// The refusal of the guarded resolver, somewhere in the source chain of a send error.
+fn find_refusal(err: &reqwest::Error) -> Option<&Refusal> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if let Some(refusal) = e.downcast_ref::<Refusal>() {
+            return Some(refusal);
+        }
+        source = e.source();
+    }
+    None
+}
+
+/// A host name resolved to an address that is not public: the guarded resolver's
+/// error, turned into [`Error::RefusedAddress`] once it comes back from the transport.
+#[derive(Debug, thiserror::Error)]
+#[error("{host} resolves to {reason} ({address})")]
+pub(crate) struct Refusal {
+    pub(crate) host: String,
+    pub(crate) address: IpAddr,
+    pub(crate) reason: NonPublic,
 }
 
 impl From<StatusError> for Error {

@@ -16,6 +16,9 @@
 //!   last item. Nothing is retried or truncated silently. Protocols with a final event
 //!   wrap their stream in [`RequireFinal`].
 //! - Dropping a stream closes its connection.
+//! - [`HttpClient::download`] reads at most its cap of a body, and with
+//!   [`Destinations::PublicOnly`] connects only to public addresses ([`NonPublic`]),
+//!   checking the addresses it connects to and every redirect hop.
 //!
 //! # Example
 //!
@@ -41,9 +44,11 @@
 //! # }
 //! ```
 
+mod address;
 mod body;
 mod builder;
 mod client;
+mod download;
 mod error;
 mod idle;
 mod lines;
@@ -52,9 +57,11 @@ mod require_final;
 mod retry;
 mod sse;
 
+pub use address::NonPublic;
 pub use body::BodyStream;
 pub use builder::HttpClientBuilder;
-pub use client::{Download, HttpClient};
+pub use client::HttpClient;
+pub use download::{Destinations, Download, DownloadOptions, MAX_REDIRECTS};
 pub use error::{BoxError, DecodeError, Error, Result, StatusError, is_retryable_status};
 pub use idle::IdleTimeout;
 pub use ndjson::{LineStream, NdjsonStream};

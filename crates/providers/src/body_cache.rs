@@ -247,6 +247,15 @@ impl<F: PerMessage> Cached<F> {
         }
     }
 
+    /// The formatter.
+    #[cfg_attr(
+        not(any(feature = "anthropic", feature = "ollama")),
+        allow(dead_code, reason = "used by the Anthropic and Ollama models")
+    )]
+    pub(crate) fn formatter(&self) -> &F {
+        &self.formatter
+    }
+
     /// The same formatter with an empty cache of at most `max_bytes`.
     #[cfg_attr(
         not(any(feature = "anthropic", feature = "ollama")),

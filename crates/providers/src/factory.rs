@@ -7,6 +7,8 @@ use oxiscope_model::{Credential, DynChatModel, ModelClass, ModelError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::MediaPolicy;
+
 /// Which chat model to call, with AgentScope's wire names (the model part
 /// of a session's `chat_model_config`).
 ///
@@ -79,7 +81,10 @@ impl ModelConfig {
 /// An xAI credential whose `api_host` carries a scheme
 /// (`http://localhost:8000/v1`) names the whole base URL.
 ///
-/// Nothing is sent: the model connects on its first call.
+/// Nothing is sent: the model connects on its first call. Media given by
+/// URL are read and downloaded with the default [`MediaPolicy`] (any local
+/// file, any URL); a service running models for others uses
+/// [`chat_model_with`].
 ///
 /// # Errors
 /// [`ModelError::InvalidRequest`], naming the class, when the class is
@@ -91,16 +96,47 @@ pub fn chat_model(
     credential: &Credential,
     config: &ModelConfig,
 ) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    chat_model_with(credential, config, &MediaPolicy::default())
+}
+
+/// The chat model `config` describes, called with `credential`, whose
+/// formatter reads `file://` media and downloads `http(s)` media only as
+/// `media` allows (a refused URL fails the call with
+/// [`ModelError::InvalidRequest`] naming it and the rule).
+///
+/// ```
+/// use std::path::PathBuf;
+/// use oxiscope_model::{Credential, OpenAiCredential};
+/// use oxiscope_providers::{MediaPolicy, ModelConfig, RemoteMedia, chat_model_with};
+///
+/// let credential = Credential::from(OpenAiCredential::new("sk-test"));
+/// let media = MediaPolicy {
+///     file_roots: Some(vec![PathBuf::from("/srv/workspaces/u1/w1")]),
+///     remote: RemoteMedia::PublicOnly,
+///     ..MediaPolicy::default()
+/// };
+/// let model = chat_model_with(&credential, &ModelConfig::new("gpt-4.1"), &media)?;
+/// assert_eq!(model.model_name(), "gpt-4.1");
+/// # Ok::<(), oxiscope_model::ModelError>(())
+/// ```
+///
+/// # Errors
+/// As [`chat_model`].
+pub fn chat_model_with(
+    credential: &Credential,
+    config: &ModelConfig,
+    media: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
     let class = model_class(credential, &config.model_class)?;
     match class {
-        ModelClass::AnthropicChat => anthropic(credential, config),
-        ModelClass::OllamaChat => ollama(credential, config),
+        ModelClass::AnthropicChat => anthropic(credential, config, media),
+        ModelClass::OllamaChat => ollama(credential, config, media),
         ModelClass::OpenAiChat
         | ModelClass::DeepSeekChat
         | ModelClass::MoonshotChat
         | ModelClass::XaiChat
         | ModelClass::VolcengineChat
-        | ModelClass::DashScopeChat => openai_chat(credential, config),
+        | ModelClass::DashScopeChat => openai_chat(credential, config, media),
         ModelClass::OpenAiResponse => Err(invalid(format!(
             "model class {class} (the OpenAI Responses API) is not supported yet; \
              use openai_chat"
@@ -136,17 +172,26 @@ fn model_class(credential: &Credential, name: &str) -> Result<ModelClass, ModelE
 fn anthropic(
     credential: &Credential,
     config: &ModelConfig,
+    media: &MediaPolicy,
 ) -> Result<Arc<dyn DynChatModel>, ModelError> {
     use crate::anthropic::{AnthropicChatModel, AnthropicParameters};
 
     let params = AnthropicParameters::from_json(&Value::Object(config.parameters.clone()))
         .map_err(|e| bad_parameters(ModelClass::AnthropicChat, &e))?;
     let model = AnthropicChatModel::from_credential(credential, &config.model)?;
-    Ok(Arc::new(model.with_parameters(params)))
+    Ok(Arc::new(
+        model
+            .with_parameters(params)
+            .with_media_policy(media.clone()),
+    ))
 }
 
 #[cfg(not(feature = "anthropic"))]
-fn anthropic(_: &Credential, _: &ModelConfig) -> Result<Arc<dyn DynChatModel>, ModelError> {
+fn anthropic(
+    _: &Credential,
+    _: &ModelConfig,
+    _: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
     Err(feature_off(ModelClass::AnthropicChat, "anthropic"))
 }
 
@@ -154,17 +199,26 @@ fn anthropic(_: &Credential, _: &ModelConfig) -> Result<Arc<dyn DynChatModel>, M
 fn ollama(
     credential: &Credential,
     config: &ModelConfig,
+    media: &MediaPolicy,
 ) -> Result<Arc<dyn DynChatModel>, ModelError> {
     use crate::ollama::{OllamaChatModel, OllamaParameters};
 
     let params = OllamaParameters::from_json(&Value::Object(config.parameters.clone()))
         .map_err(|e| bad_parameters(ModelClass::OllamaChat, &e))?;
     let model = OllamaChatModel::from_credential(credential, &config.model)?;
-    Ok(Arc::new(model.with_parameters(params)))
+    Ok(Arc::new(
+        model
+            .with_parameters(params)
+            .with_media_policy(media.clone()),
+    ))
 }
 
 #[cfg(not(feature = "ollama"))]
-fn ollama(_: &Credential, _: &ModelConfig) -> Result<Arc<dyn DynChatModel>, ModelError> {
+fn ollama(
+    _: &Credential,
+    _: &ModelConfig,
+    _: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
     Err(feature_off(ModelClass::OllamaChat, "ollama"))
 }
 
@@ -172,6 +226,7 @@ fn ollama(_: &Credential, _: &ModelConfig) -> Result<Arc<dyn DynChatModel>, Mode
 fn openai_chat(
     credential: &Credential,
     config: &ModelConfig,
+    media: &MediaPolicy,
 ) -> Result<Arc<dyn DynChatModel>, ModelError> {
     use crate::openai_chat::OpenAiChatModel;
 
@@ -181,7 +236,10 @@ fn openai_chat(
     {
         builder = builder.with_base_url(c.api_host.clone());
     }
-    let model = builder.with_parameters(config.parameters.clone()).build()?;
+    let model = builder
+        .with_parameters(config.parameters.clone())
+        .with_media_policy(media.clone())
+        .build()?;
     Ok(Arc::new(model))
 }
 
@@ -189,6 +247,7 @@ fn openai_chat(
 fn openai_chat(
     credential: &Credential,
     _: &ModelConfig,
+    _: &MediaPolicy,
 ) -> Result<Arc<dyn DynChatModel>, ModelError> {
     let class = credential
         .credential_type()

@@ -6,7 +6,8 @@
 //!
 //! [`chat_model`] turns a credential and a [`ModelConfig`] into the chat
 //! model of the right family; the service and the console both build their
-//! models through it.
+//! models through it ([`chat_model_with`] adds the [`MediaPolicy`] that
+//! says which local files and URLs a message's media may come from).
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
@@ -15,9 +16,11 @@ mod body_cache;
 #[cfg(any(feature = "anthropic", feature = "ollama"))]
 mod common;
 mod factory;
+mod media;
 #[cfg(feature = "ollama")]
 pub mod ollama;
 #[cfg(feature = "openai")]
 pub mod openai_chat;
 
-pub use factory::{ModelConfig, chat_model};
+pub use factory::{ModelConfig, chat_model, chat_model_with};
+pub use media::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT, MediaPolicy, RemoteMedia};

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::common::formatter::chat_formatter;
 use crate::common::history::{self, Part};
-use crate::common::media::MediaLoader;
+use crate::media::MediaLoader;
 
 /// The media types Claude reads.
 pub(crate) fn default_media_types() -> Vec<String> {

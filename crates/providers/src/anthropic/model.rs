@@ -53,6 +53,9 @@ pub struct AnthropicChatModel {
     /// formatter.
     cached: Option<Arc<Cached<AnthropicChatFormatter>>>,
     cache_bytes: usize,
+    /// The media policy set with `with_media_policy`, for a chat formatter
+    /// given later.
+    media: Option<crate::MediaPolicy>,
 }
 
 impl AnthropicChatModel {
@@ -84,6 +87,7 @@ impl AnthropicChatModel {
             formatter: Arc::new(formatter),
             cached: Some(Arc::new(cached)),
             cache_bytes: DEFAULT_CACHE_BYTES,
+            media: None,
         }
     }
 

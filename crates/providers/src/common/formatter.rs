@@ -1,6 +1,6 @@
 //! The shape the Anthropic and Ollama formatters share.
 //!
-//! A chat formatter holds a [`MediaLoader`](super::media::MediaLoader) in
+//! A chat formatter holds a [`MediaLoader`](crate::media::MediaLoader) in
 //! `media` and the accepted media types in `media_types`, and hands both to
 //! a borrowed view that converts messages. A multi-agent formatter wraps a
 //! chat formatter and a history prompt, and folds the speakers of each
@@ -29,7 +29,7 @@ macro_rules! chat_formatter {
         $(#[$meta])*
         #[derive(Debug, Clone)]
         pub struct $ty {
-            pub(crate) media: $crate::common::media::MediaLoader,
+            pub(crate) media: $crate::media::MediaLoader,
             pub(crate) media_types: Vec<String>,
         }
 
@@ -44,7 +44,7 @@ macro_rules! chat_formatter {
             #[must_use]
             pub fn new() -> Self {
                 Self {
-                    media: $crate::common::media::MediaLoader::default(),
+                    media: $crate::media::MediaLoader::default(),
                     media_types: $media_types,
                 }
             }
@@ -56,15 +56,23 @@ macro_rules! chat_formatter {
                 self
             }
 
-            /// Caps each inlined file at `max_bytes` and each download at `timeout`.
+            /// Reads and downloads media as `policy` allows (default: any
+            /// local file, any URL, 20 MiB and 30 s per file).
+            #[must_use]
+            pub fn with_media_policy(mut self, policy: $crate::MediaPolicy) -> Self {
+                self.media.policy = policy;
+                self
+            }
+
+            /// Caps each inlined file at `max_bytes` and each download at
+            /// `timeout` (the limits of the media policy).
             #[must_use]
             pub fn with_media_limits(
                 mut self,
                 max_bytes: u64,
                 timeout: std::time::Duration,
             ) -> Self {
-                self.media.max_bytes = max_bytes;
-                self.media.timeout = timeout;
+                self.media.policy = self.media.policy.with_limits(max_bytes, timeout);
                 self
             }
 
@@ -160,6 +168,13 @@ macro_rules! multi_agent_formatter {
             #[must_use]
             pub fn with_http_client(mut self, http: oxiscope_http::HttpClient) -> Self {
                 self.chat = self.chat.with_http_client(http);
+                self
+            }
+
+            /// Reads and downloads media as `policy` allows.
+            #[must_use]
+            pub fn with_media_policy(mut self, policy: $crate::MediaPolicy) -> Self {
+                self.chat = self.chat.with_media_policy(policy);
                 self
             }
 

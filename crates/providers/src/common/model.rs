@@ -65,9 +65,10 @@ pub(crate) fn from_http(
 
 /// The builders of a chat model with `params`, `stream`, `formatter`,
 /// `cached` (the chat formatter `$chat` with its message cache, `None` for
-/// another formatter) and `cache_bytes` fields: `with_parameters`
-/// (documented by the given attributes), `with_stream`, `with_formatter`,
-/// `with_chat_formatter`, `with_message_cache_bytes` and `formatter`.
+/// another formatter), `media` (the media policy set on the model) and
+/// `cache_bytes` fields: `with_parameters` (documented by the given
+/// attributes), `with_stream`, `with_formatter`, `with_chat_formatter`,
+/// `with_media_policy`, `with_message_cache_bytes` and `formatter`.
 /// `split_system` says whether system messages go to the body's own field.
 macro_rules! model_builders {
     ($(#[$params_meta:meta])* $params:ty, $chat:ty, split_system: $split:expr) => {
@@ -101,8 +102,13 @@ macro_rules! model_builders {
 
         /// Another chat formatter (other media types or limits). Its output
         /// for each message is kept between calls, as with the default one.
+        /// A media policy set on the model replaces the formatter's.
         #[must_use]
         pub fn with_chat_formatter(mut self, formatter: $chat) -> Self {
+            let formatter = match &self.media {
+                Some(policy) => formatter.with_media_policy(policy.clone()),
+                None => formatter,
+            };
             self.formatter = std::sync::Arc::new(formatter.clone());
             self.cached = Some(std::sync::Arc::new($crate::body_cache::Cached::new(
                 formatter,
@@ -110,6 +116,19 @@ macro_rules! model_builders {
                 self.cache_bytes,
             )));
             self
+        }
+
+        /// Reads and downloads media as `policy` allows (default: any local
+        /// file, any URL). It applies to the chat formatter, the default one
+        /// or one given with `with_chat_formatter` before or after this
+        /// call; a formatter given with `with_formatter` keeps its own rules.
+        #[must_use]
+        pub fn with_media_policy(mut self, policy: $crate::MediaPolicy) -> Self {
+            self.media = Some(policy);
+            match self.cached.take() {
+                Some(cached) => self.with_chat_formatter(cached.formatter().clone()),
+                None => self,
+            }
         }
 
         /// Caps the encoded messages kept between calls at `max_bytes`

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::common::formatter::chat_formatter;
 use crate::common::history::{self, Part};
-use crate::common::media::MediaLoader;
+use crate::media::MediaLoader;
 
 chat_formatter! {
     /// Formats a one-to-one conversation for Ollama's native chat API.

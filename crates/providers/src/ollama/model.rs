@@ -41,6 +41,9 @@ pub struct OllamaChatModel {
     /// formatter.
     cached: Option<Arc<Cached<OllamaChatFormatter>>>,
     cache_bytes: usize,
+    /// The media policy set with `with_media_policy`, for a chat formatter
+    /// given later.
+    media: Option<crate::MediaPolicy>,
 }
 
 impl OllamaChatModel {
@@ -66,6 +69,7 @@ impl OllamaChatModel {
             formatter: Arc::new(formatter),
             cached: Some(Arc::new(cached)),
             cache_bytes: DEFAULT_CACHE_BYTES,
+            media: None,
         }
     }
 

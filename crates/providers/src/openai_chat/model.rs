@@ -20,6 +20,7 @@ use super::format::OpenAiChatFormatter;
 use super::request::Body;
 use super::stream::decode_events;
 use super::vendor::Vendor;
+use crate::MediaPolicy;
 
 /// A chat model served over OpenAI's Chat Completions API, by OpenAI or by
 /// a compatible vendor ([`Vendor`]).
@@ -70,8 +71,9 @@ pub struct OpenAiChatModelBuilder {
     parameters: Map<String, Value>,
     http: Option<HttpClient>,
     formatter: Option<Arc<dyn Formatter>>,
-    /// `formatter` when it is the chat variant of [`OpenAiChatFormatter`].
-    chat_formatter: Option<OpenAiChatFormatter>,
+    /// `formatter` when it is an [`OpenAiChatFormatter`] (either variant).
+    own_formatter: Option<OpenAiChatFormatter>,
+    media: Option<MediaPolicy>,
     cache_bytes: usize,
 }
 
@@ -89,7 +91,8 @@ impl OpenAiChatModel {
             parameters: Map::new(),
             http: None,
             formatter: None,
-            chat_formatter: None,
+            own_formatter: None,
+            media: None,
             cache_bytes: DEFAULT_CACHE_BYTES,
         }
     }
@@ -293,11 +296,18 @@ impl OpenAiChatModelBuilder {
     #[must_use]
     pub fn with_formatter(mut self, formatter: impl Formatter + 'static) -> Self {
         let any: &dyn Any = &formatter;
-        self.chat_formatter = any
-            .downcast_ref::<OpenAiChatFormatter>()
-            .filter(|f| !f.is_multi_agent())
-            .cloned();
+        self.own_formatter = any.downcast_ref::<OpenAiChatFormatter>().cloned();
         self.formatter = Some(Arc::new(formatter));
+        self
+    }
+
+    /// Reads and downloads media as `policy` allows (default: any local
+    /// file, any URL). It applies to the vendor's chat formatter and to any
+    /// [`OpenAiChatFormatter`] given with [`with_formatter`](Self::with_formatter),
+    /// before or after this call; another formatter keeps its own rules.
+    #[must_use]
+    pub fn with_media_policy(mut self, policy: MediaPolicy) -> Self {
+        self.media = Some(policy);
         self
     }
 
@@ -330,16 +340,22 @@ impl OpenAiChatModelBuilder {
                 message: format!("cannot build the HTTP client: {e}"),
             })?,
         };
-        let (formatter, chat): (Arc<dyn Formatter>, _) = match (self.formatter, self.chat_formatter)
-        {
-            (Some(formatter), chat) => (formatter, chat),
-            (None, _) => {
+        let (formatter, own): (Arc<dyn Formatter>, _) = match self.formatter {
+            Some(formatter) => (formatter, self.own_formatter),
+            None => {
                 let chat = OpenAiChatFormatter::chat(self.vendor).with_http_client(http.clone());
                 (Arc::new(chat.clone()), Some(chat))
             }
         };
-        let cached = chat
-            .filter(|_| self.cache_bytes > 0)
+        let (formatter, own): (Arc<dyn Formatter>, _) = match (own, self.media) {
+            (Some(own), Some(policy)) => {
+                let own = own.with_media_policy(policy);
+                (Arc::new(own.clone()), Some(own))
+            }
+            (own, _) => (formatter, own),
+        };
+        let cached = own
+            .filter(|f| !f.is_multi_agent() && self.cache_bytes > 0)
             .map(|chat| Cached::new(chat, false, self.cache_bytes));
         Ok(OpenAiChatModel {
             inner: Arc::new(Inner {

@@ -1,6 +1,7 @@
 mod anthropic_format;
 mod anthropic_formatter_golden;
 mod anthropic_model;
+mod media_policy;
 mod ollama_format;
 mod ollama_formatter_golden;
 mod ollama_model;

@@ -1,12 +1,14 @@
 //! Chat models kept between runs: a run of a session reuses the model (its
 //! HTTP connections, its formatted-request cache) that the previous run of
-//! the same credential and model config built.
+//! the same credential, model config and media policy built.
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use oxiscope_model::DynChatModel;
+use oxiscope_providers::{MediaPolicy, RemoteMedia};
 use oxiscope_storage::CredentialRecord;
 
 use crate::api::ChatModelConfig;
@@ -21,9 +23,21 @@ pub(crate) struct ModelCache {
     slots: Mutex<VecDeque<(u64, Arc<dyn DynChatModel>)>>,
 }
 
+/// The media policy of a tenant's model: `file://` media only from the
+/// session's workspace directory (on the host), `http(s)` media as
+/// `remote` says.
+pub(crate) fn media_policy(workspace_dir: PathBuf, remote: RemoteMedia) -> MediaPolicy {
+    MediaPolicy {
+        file_roots: Some(vec![workspace_dir]),
+        remote,
+        ..MediaPolicy::default()
+    }
+}
+
 /// The key of a model: the credential as stored (a rotated secret seals
-/// differently, so it builds a new model) and the whole model config.
-pub(crate) fn key(record: &CredentialRecord, config: &ChatModelConfig) -> u64 {
+/// differently, so it builds a new model), the whole model config and the
+/// media policy (a model reads files of one workspace only).
+pub(crate) fn key(record: &CredentialRecord, config: &ChatModelConfig, media: &MediaPolicy) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     record.user_id.hash(&mut h);
     record.id.hash(&mut h);
@@ -31,6 +45,7 @@ pub(crate) fn key(record: &CredentialRecord, config: &ChatModelConfig) -> u64 {
     serde_json::to_string(config)
         .unwrap_or_default()
         .hash(&mut h);
+    media.hash(&mut h);
     h.finish()
 }
 
@@ -102,7 +117,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rotated_secret_or_another_config_is_another_key() {
+    fn a_rotated_secret_another_config_or_another_workspace_is_another_key() {
         let record = CredentialRecord {
             id: "c".into(),
             user_id: "u".into(),
@@ -118,8 +133,25 @@ mod tests {
         rotated.sealed = "sealed-2".into();
         let mut other = config.clone();
         other.model = "gpt-4.1".into();
-        assert_eq!(key(&record, &config), key(&record, &config.clone()));
-        assert_ne!(key(&record, &config), key(&rotated, &config));
-        assert_ne!(key(&record, &config), key(&record, &other));
+        let media = media_policy("/data/ws/u/w1".into(), RemoteMedia::PublicOnly);
+        let other_ws = media_policy("/data/ws/u/w2".into(), RemoteMedia::PublicOnly);
+        let no_remote = media_policy("/data/ws/u/w1".into(), RemoteMedia::Deny);
+        assert_eq!(
+            key(&record, &config, &media),
+            key(&record, &config.clone(), &media.clone())
+        );
+        assert_ne!(
+            key(&record, &config, &media),
+            key(&rotated, &config, &media)
+        );
+        assert_ne!(key(&record, &config, &media), key(&record, &other, &media));
+        assert_ne!(
+            key(&record, &config, &media),
+            key(&record, &config, &other_ws)
+        );
+        assert_ne!(
+            key(&record, &config, &media),
+            key(&record, &config, &no_remote)
+        );
     }
 }

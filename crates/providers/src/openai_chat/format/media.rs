@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use oxiscope_http::HttpClient;
 use oxiscope_message::{DataBlock, DataSource};
 use oxiscope_model::ModelError;
 use serde_json::{Value, json};
@@ -99,53 +98,12 @@ impl OpenAiChatFormatter {
                 _ => Ok(Resolved::Remote(url.to_owned())),
             };
         }
-        if url.starts_with("file:") {
-            let bytes = self.read_local(url).await?;
-            return Ok(Resolved::Inline(BASE64.encode(bytes)));
-        }
         let remote = url.starts_with("http://") || url.starts_with("https://");
-        if remote && fetch {
-            let bytes = self.download(url).await?;
+        if url.starts_with("file:") || (remote && fetch) {
+            let bytes = self.media.fetch(url).await?;
             return Ok(Resolved::Inline(BASE64.encode(bytes)));
         }
         Ok(Resolved::Remote(url.to_owned()))
-    }
-
-    async fn read_local(&self, url: &str) -> Result<Vec<u8>, ModelError> {
-        let path = url::Url::parse(url)
-            .ok()
-            .and_then(|u| u.to_file_path().ok())
-            .ok_or_else(|| invalid(format!("not a local file URL: {url}")))?;
-        let meta = tokio::fs::metadata(&path)
-            .await
-            .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))?;
-        if meta.len() > self.max_media_bytes {
-            return Err(invalid(format!(
-                "{} is larger than {} bytes",
-                path.display(),
-                self.max_media_bytes
-            )));
-        }
-        tokio::fs::read(&path)
-            .await
-            .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))
-    }
-
-    async fn download(&self, url: &str) -> Result<bytes::Bytes, ModelError> {
-        let built;
-        let http = match &self.http {
-            Some(http) => http,
-            None => {
-                built = HttpClient::shared()
-                    .map_err(|e| invalid(format!("cannot download {url}: {e}")))?;
-                &built
-            }
-        };
-        let download = http
-            .get_bytes(url, self.max_media_bytes, self.fetch_timeout)
-            .await
-            .map_err(|e| invalid(format!("cannot download {url}: {e}")))?;
-        Ok(download.bytes)
     }
 
     /// Saves inline data the vendor cannot take to the scratch directory and

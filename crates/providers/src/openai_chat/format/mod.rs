@@ -18,16 +18,20 @@ use oxiscope_model::{Formatter, ModelError};
 use serde_json::Value;
 
 use super::vendor::{Quirks, Vendor};
+use crate::MediaPolicy;
+use crate::media::MediaLoader;
 
 /// The prompt that opens the first transcript of the multi-agent variant.
 pub const DEFAULT_HISTORY_PROMPT: &str = "# Conversation History\nThe content between \
 <history></history> tags contains your conversation history\n";
 
-/// Largest media file inlined into a request (remote download or local file).
-pub const DEFAULT_MAX_MEDIA_BYTES: u64 = 20 * 1024 * 1024;
+/// Largest media file inlined into a request (remote download or local
+/// file), by default: [`MediaPolicy::max_bytes`]'s default.
+pub const DEFAULT_MAX_MEDIA_BYTES: u64 = crate::DEFAULT_MAX_MEDIA_BYTES;
 
-/// How long a remote media download may take.
-pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a remote media download may take, by default:
+/// [`MediaPolicy::timeout`]'s default.
+pub const DEFAULT_FETCH_TIMEOUT: Duration = crate::DEFAULT_MEDIA_TIMEOUT;
 
 /// Turns messages into the `messages` array of a Chat Completions request,
 /// exactly as AgentScope's formatter of the same vendor does.
@@ -46,7 +50,8 @@ pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// Data blocks are sent as `image_url`, `input_audio`, `video_url` or `file`
 /// parts. `file://` URLs are read and inlined; remote URLs are passed through,
-/// or downloaded and inlined for vendors that need it (Moonshot). Media of a
+/// or downloaded and inlined for vendors that need it (Moonshot), both as the
+/// [`MediaPolicy`] allows ([`with_media_policy`](Self::with_media_policy)). Media of a
 /// type the vendor does not accept is left out of user messages, described in
 /// text in hints, and saved to a local file named in the tool result when a
 /// tool returned it.
@@ -57,9 +62,7 @@ pub struct OpenAiChatFormatter {
     multi_agent: bool,
     history_prompt: String,
     media_types: Vec<String>,
-    http: Option<HttpClient>,
-    max_media_bytes: u64,
-    fetch_timeout: Duration,
+    media: MediaLoader,
     scratch_dir: PathBuf,
 }
 
@@ -74,9 +77,7 @@ impl OpenAiChatFormatter {
             multi_agent: false,
             history_prompt: DEFAULT_HISTORY_PROMPT.to_owned(),
             media_types: quirks.media.iter().map(|m| (*m).to_owned()).collect(),
-            http: None,
-            max_media_bytes: DEFAULT_MAX_MEDIA_BYTES,
-            fetch_timeout: DEFAULT_FETCH_TIMEOUT,
+            media: MediaLoader::default(),
             scratch_dir: std::env::temp_dir().join("oxiscope-media"),
         }
     }
@@ -94,15 +95,23 @@ impl OpenAiChatFormatter {
     /// is built when a download is needed).
     #[must_use]
     pub fn with_http_client(mut self, http: HttpClient) -> Self {
-        self.http = Some(http);
+        self.media.http = Some(http);
         self
     }
 
-    /// Caps inlined media at `max_bytes` and remote downloads at `timeout`.
+    /// Reads and downloads media as `policy` allows (default: any local
+    /// file, any URL, 20 MiB and 30 s per file).
+    #[must_use]
+    pub fn with_media_policy(mut self, policy: MediaPolicy) -> Self {
+        self.media.policy = policy;
+        self
+    }
+
+    /// Caps inlined media at `max_bytes` and remote downloads at `timeout`
+    /// (the limits of the media policy).
     #[must_use]
     pub fn with_media_limits(mut self, max_bytes: u64, timeout: Duration) -> Self {
-        self.max_media_bytes = max_bytes;
-        self.fetch_timeout = timeout;
+        self.media.policy = self.media.policy.with_limits(max_bytes, timeout);
         self
     }
 
@@ -137,8 +146,9 @@ impl OpenAiChatFormatter {
     ///
     /// # Errors
     /// [`ModelError::InvalidRequest`] when a `file://` image cannot be read, a
-    /// remote one cannot be downloaded (or is over the size cap), or media the
-    /// vendor cannot take cannot be saved locally.
+    /// remote one cannot be downloaded (or is over the size cap), the media
+    /// policy refuses either, or media the vendor cannot take cannot be saved
+    /// locally.
     ///
     /// # Cancel safety
     /// Dropping the future abandons pending downloads; nothing else happens.
