@@ -1,6 +1,7 @@
 //! The `oxiscope` command line.
 
 mod commands;
+mod logging;
 
 use std::process::ExitCode;
 

@@ -436,3 +436,189 @@ fn the_data_directory_is_absolute_and_private() {
     assert_eq!(mode(&data.join("oxiscope.db")), 0o600);
     assert_eq!(mode(&data.join("secret.key")), 0o600);
 }
+
+/// `oxiscope serve` with debug logs as JSON lines; the thread returns
+/// every stderr line once the process ends.
+fn start_logging(dir: &Path, sealing_key: &str) -> (Server, std::thread::JoinHandle<Vec<String>>) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0", "--log-level", "debug"])
+        .args(["--log-format", "json", "--data-dir"])
+        .arg(dir)
+        .args(workspace_args())
+        .env("OXISCOPE_SECRET_KEY", sealing_key)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (address, base) = std::sync::mpsc::channel();
+    let logs = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        for line in lines.map_while(Result::ok) {
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let _ = address.send(rest.split_whitespace().next().unwrap().to_owned());
+            }
+            all.push(line);
+        }
+        all
+    });
+    let base = base
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the server reports its address");
+    (Server { child, base }, logs)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn debug_logs_of_a_whole_conversation_carry_no_secret() {
+    const SEALING_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    const MODEL_KEY: &str = "sk-logtest-7f3a9c0e5b1d4f2a";
+    const WRONG_KEY: &str = "oxk_logtest_not_a_key_5e8c2b";
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["keys", "create", "--user", "carol", "--data-dir"])
+        .arg(dir.path())
+        .env("OXISCOPE_SECRET_KEY", SEALING_KEY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let api_key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let fake = FakeServer::start().await.unwrap();
+    let (server, logs) = start_logging(dir.path(), SEALING_KEY);
+    let c = Client::new(&server, ("authorization", format!("Bearer {api_key}")));
+
+    // A credential, an agent, a session, and a reply streamed to the end.
+    let (code, cred) = c
+        .post(
+            "/credential/",
+            json!({"data": {"type": "openai_credential", "name": "mine", "api_key": MODEL_KEY, "base_url": fake.url("/v1")}}),
+        )
+        .await;
+    assert_eq!(code, 201, "{cred}");
+    let (_, agent) = c.post("/agent/", json!({"name": "Friday"})).await;
+    let (code, session) = c
+        .post(
+            "/sessions/",
+            json!({"agent_id": agent["agent_id"], "chat_model_config": {"type": "openai_credential", "credential_id": cred["credential_id"], "model": "gpt-4.1", "parameters": {}}}),
+        )
+        .await;
+    assert_eq!(code, 201, "{session}");
+    let ids = Ids {
+        agent: agent["agent_id"].as_str().unwrap().to_owned(),
+        session: session["session_id"].as_str().unwrap().to_owned(),
+    };
+    let stream = format!("/sessions/{}/stream?agent_id={}", ids.session, ids.agent);
+    fake.push(quick_answer("All good."));
+    assert_eq!(chat(&c, &ids, user_msg("how are things?")).await, 200);
+    let events = c.stream_until(&stream, "REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    let sent = fake.requests()[0]
+        .header("authorization")
+        .map(str::to_owned);
+    assert_eq!(
+        sent,
+        Some(format!("Bearer {MODEL_KEY}")),
+        "the key was used"
+    );
+
+    // A run that fails at the model, a wrong key, the credential read back.
+    fake.push(oxiscope_test_support::openai_invalid_api_key());
+    assert_eq!(chat(&c, &ids, user_msg("again")).await, 200);
+    let events = c.stream_until(&stream, "REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "error");
+    let wrong = Client::new(&server, ("authorization", format!("Bearer {WRONG_KEY}")));
+    assert_eq!(wrong.get("/agent/").await.0, 401);
+    let (code, creds) = c.get("/credential/").await;
+    assert_eq!(code, 200);
+    assert!(!creds.to_string().contains(MODEL_KEY));
+    assert!(server.terminate().success());
+    let logs = logs.join().unwrap();
+    let text = logs.join("\n");
+
+    for secret in [MODEL_KEY, &api_key, WRONG_KEY, SEALING_KEY] {
+        assert!(!text.contains(secret), "{secret:?} was logged:\n{text}");
+    }
+    // The logs were there to leak it: JSON lines at debug level, a span per
+    // request with its id, status and latency, and the failed run's cause.
+    let entries: Vec<Value> = logs
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(entries.len() > 20, "{text}");
+    // No header of a request either (the startup banner, not a log entry,
+    // names the scheme).
+    for entry in &entries {
+        let line = entry.to_string().to_ascii_lowercase();
+        assert!(!line.contains("bearer"), "{entry}");
+    }
+    assert!(entries.iter().any(|e| e["level"] == "DEBUG"), "{text}");
+    let finished = |route: &str, status: u16| {
+        entries.iter().any(|e| {
+            e["fields"]["message"] == "request finished"
+                && e["span"]["route"] == route
+                && e["fields"]["status"] == status
+                && e["fields"]["latency_ms"].is_number()
+                && e["span"]["request_id"]
+                    .as_str()
+                    .is_some_and(|id| id.len() == 32)
+        })
+    };
+    assert!(finished("/chat/", 200), "{text}");
+    assert!(finished("/credential/", 201), "{text}");
+    assert!(finished("/agent/", 401), "{text}");
+    assert!(
+        entries.iter().any(|e| {
+            e["level"] == "ERROR"
+                && e["fields"]["message"] == "chat run ended with an error"
+                && e["fields"]["cause"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("Incorrect API key"))
+        }),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_dev_server_refuses_requests_for_another_host() {
+    use std::io::{Read as _, Write as _};
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), true);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let port = addr.rsplit(':').next().unwrap().to_owned();
+    let status = |host: &str| {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            stream,
+            "GET /agent/ HTTP/1.1\r\nhost: {host}\r\nx-user-id: alice\r\nconnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response.split(' ').nth(1).unwrap().to_owned()
+    };
+    // The port is the one bound (`--addr 127.0.0.1:0`), not the one asked for.
+    assert_eq!(status(&format!("localhost:{port}")), "200");
+    assert_eq!(status(&format!("evil.example:{port}")), "403");
+    assert_eq!(status("localhost:0"), "403");
+}
+
+#[test]
+fn a_bad_log_level_stops_serve_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0", "--log-level", "loud"])
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("invalid --log-level \"loud\""), "{stderr}");
+    assert!(!dir.path().join("data").exists());
+}

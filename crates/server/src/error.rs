@@ -15,12 +15,18 @@ pub enum ApiError {
     /// 401: no or unknown credentials.
     #[error("{0}")]
     Unauthorized(String),
+    /// 403: the operator's policy does not allow it.
+    #[error("{0}")]
+    Forbidden(String),
     /// 404: no such record for this user.
     #[error("{0}")]
     NotFound(String),
     /// 409: the session's state does not allow it now.
     #[error("{0}")]
     Conflict(String),
+    /// 429: a per-session limit (queued inputs) is reached.
+    #[error("{0}")]
+    TooManyRequests(String),
     /// 422: the request failed validation; FastAPI's error items.
     #[error("validation failed: {0:?}")]
     Validation(Vec<Value>),
@@ -47,8 +53,10 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -80,13 +88,60 @@ impl IntoResponse for ApiError {
         let body = match self {
             Self::Validation(items) => json!({ "detail": items }),
             Self::Internal(detail) => {
-                tracing::error!(%detail, "request failed");
+                // The cause goes to the log (in the request's span, with
+                // its id), never to the caller.
+                tracing::error!(%detail, "internal error");
                 json!({ "detail": "Internal Server Error" })
             }
-            Self::BadRequest(d) | Self::Unauthorized(d) | Self::NotFound(d) | Self::Conflict(d) => {
-                json!({ "detail": d })
-            }
+            Self::BadRequest(d)
+            | Self::Unauthorized(d)
+            | Self::Forbidden(d)
+            | Self::NotFound(d)
+            | Self::Conflict(d)
+            | Self::TooManyRequests(d) => json!({ "detail": d }),
         };
         (status, axum::Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// Log lines written into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_500_logs_its_cause_and_answers_a_generic_body() {
+        let logs = Captured::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .finish();
+        let response = tracing::subscriber::with_default(subscriber, || {
+            ApiError::Internal("the disk is on fire".to_owned()).into_response()
+        });
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        assert!(logged.contains("ERROR"), "{logged}");
+        assert!(logged.contains("the disk is on fire"), "{logged}");
+        let body =
+            futures_util::FutureExt::now_or_never(axum::body::to_bytes(response.into_body(), 1024))
+                .unwrap()
+                .unwrap();
+        assert_eq!(&body[..], br#"{"detail":"Internal Server Error"}"#);
     }
 }

@@ -2,7 +2,10 @@
 //!
 //! The document is built by hand from a table of operations plus schemars
 //! schemas of the request/response types: the routes stay plain axum
-//! handlers, and no OpenAPI macro framework is compiled in.
+//! handlers, and no OpenAPI macro framework is compiled in. It describes
+//! how this server authenticates: with API keys, a bearer security scheme
+//! that every operation but the public ones requires; with the development
+//! header, AgentScope's `x-user-id` header parameter.
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
@@ -16,15 +19,19 @@ use crate::api::{
     ListMessagesResponse, ListModelsResponse, ListSessionsResponse, SessionRecordView,
     SessionStatusResponse, UpdateAgentRequest, UpdateCredentialRequest, UpdateSessionRequest,
 };
+use crate::auth::AuthMode;
 
 /// One parameter: name, location, required.
 type Param = (&'static str, &'static str, bool);
 
+/// The development header: documented only under [`AuthMode::DevHeader`].
 const USER: Param = ("x-user-id", "header", true);
 const AGENT_Q: Param = ("agent_id", "query", true);
 const SESSION_P: Param = ("session_id", "path", true);
 
 struct Op {
+    /// Whether it needs an authenticated user.
+    auth: bool,
     method: &'static str,
     path: &'static str,
     tag: &'static str,
@@ -40,6 +47,8 @@ fn schema_ref<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
 
 fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
     let op = |method, path, tag, params: &[Param], body, status, response| Op {
+        // `/health` takes AgentScope's header there but needs no user.
+        auth: params.contains(&USER) && path != "/health",
         method,
         path,
         tag,
@@ -257,9 +266,12 @@ fn param_schema(name: &str) -> Value {
     }
 }
 
-/// The OpenAPI 3.1 document of the service.
+/// The name of the API-key scheme in `components.securitySchemes`.
+const API_KEY_SCHEME: &str = "APIKey";
+
+/// The OpenAPI 3.1 document of the service under `auth`.
 #[must_use]
-pub fn document() -> Value {
+pub fn document(auth: AuthMode) -> Value {
     let mut settings = SchemaSettings::draft2020_12();
     settings.definitions_path = "/components/schemas".into();
     let mut generator = settings.into_generator();
@@ -275,6 +287,7 @@ pub fn document() -> Value {
             "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
             "msg": {"type": "string"}, "type": {"type": "string"}}}),
     );
+    let api_keys = auth == AuthMode::ApiKeys;
     let mut paths = Map::new();
     for op in ops {
         let mut operation = Map::new();
@@ -282,12 +295,13 @@ pub fn document() -> Value {
         let params: Vec<Value> = op
             .params
             .iter()
+            .filter(|&&p| !(api_keys && p == USER))
             .map(|&(name, location, required)| {
                 json!({"name": name, "in": location, "required": required, "schema": param_schema(name)})
             })
             .collect();
-        let validated = !params.is_empty();
-        if validated {
+        let validated = !params.is_empty() || op.body.is_some();
+        if !params.is_empty() {
             operation.insert("parameters".into(), Value::Array(params));
         }
         if let Some(body) = op.body {
@@ -296,6 +310,10 @@ pub fn document() -> Value {
                 json!({"required": true, "content": {"application/json": {"schema": body}}}),
             );
         }
+        if api_keys && !op.auth {
+            // Public: no credentials needed.
+            operation.insert("security".into(), json!([]));
+        }
         let mut responses = Map::new();
         let ok = match (op.response, op.path.ends_with("/stream")) {
             (_, true) => json!({"content": {"text/event-stream": {"schema": {}}}}),
@@ -303,6 +321,9 @@ pub fn document() -> Value {
             (None, false) => json!({}),
         };
         responses.insert(op.status.into(), ok);
+        if api_keys && op.auth {
+            responses.insert("401".into(), json!({}));
+        }
         if op.path != "/health" {
             responses.insert("404".into(), json!({}));
         }
@@ -320,10 +341,19 @@ pub fn document() -> Value {
             map.insert(op.method.into(), Value::Object(operation));
         }
     }
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {"title": "Oxiscope", "version": env!("CARGO_PKG_VERSION")},
         "paths": paths,
         "components": {"schemas": schemas},
-    })
+    });
+    if api_keys {
+        doc["components"]["securitySchemes"] = json!({API_KEY_SCHEME: {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key from `oxiscope keys create`, as `Authorization: Bearer <key>`.",
+        }});
+        doc["security"] = json!([{API_KEY_SCHEME: []}]);
+    }
+    doc
 }

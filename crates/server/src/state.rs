@@ -36,14 +36,27 @@ pub struct ServerConfig {
     pub isolation: Isolation,
     /// How long an unused workspace stays live (its MCP servers running).
     pub workspace_ttl: Duration,
+    /// What tenants may choose (permission modes, confirmation rules,
+    /// remote media).
+    pub policy: crate::policy::TenantPolicy,
     /// How callers authenticate.
     pub auth: AuthMode,
     /// Origins allowed by CORS; empty means CORS is off.
     pub cors_origins: Vec<String>,
+    /// Where the server listens. Under [`AuthMode::DevHeader`] a request's
+    /// `Host` and `Origin` must name it (as `localhost`, `127.0.0.1`,
+    /// `[::1]` or this address, with its port) or a CORS origin; `None`:
+    /// any port of a loopback name.
+    pub listen_addr: Option<std::net::SocketAddr>,
     /// Time between SSE heartbeats.
     pub heartbeat: Duration,
     /// How long a run lock lives without renewal.
     pub lock_ttl: Duration,
+    /// Events of a run kept for late SSE subscribers; older ones leave the
+    /// replay log.
+    pub replay_limit: usize,
+    /// Inputs a session may queue while a run is active; more get 429.
+    pub inbox_limit: usize,
 }
 
 impl ServerConfig {
@@ -56,10 +69,14 @@ impl ServerConfig {
             workspace: WorkspaceMode::Sandbox(SandboxConfig::default()),
             isolation: Isolation::PerAgent,
             workspace_ttl: Duration::from_secs(3600),
+            policy: crate::policy::TenantPolicy::default(),
             auth: AuthMode::ApiKeys,
             cors_origins: Vec::new(),
+            listen_addr: None,
             heartbeat: Duration::from_secs(30),
             lock_ttl: Duration::from_secs(60),
+            replay_limit: 4096,
+            inbox_limit: 64,
         }
     }
 
@@ -74,6 +91,13 @@ impl ServerConfig {
     #[must_use]
     pub fn with_workspace(mut self, workspace: WorkspaceMode) -> Self {
         self.workspace = workspace;
+        self
+    }
+
+    /// What tenants may choose.
+    #[must_use]
+    pub fn with_policy(mut self, policy: crate::policy::TenantPolicy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -95,6 +119,13 @@ impl ServerConfig {
     #[must_use]
     pub fn with_cors_origins(mut self, origins: Vec<String>) -> Self {
         self.cors_origins = origins;
+        self
+    }
+
+    /// The address the server listens on (see [`Self::listen_addr`]).
+    #[must_use]
+    pub fn with_listen_addr(mut self, addr: std::net::SocketAddr) -> Self {
+        self.listen_addr = Some(addr);
         self
     }
 }

@@ -461,7 +461,7 @@ fn copy_confined(state: &ConfinedDir, from: &Path, to: &Path) -> Result<()> {
         for (name, kind) in state.list(from).map_err(fail)? {
             match kind {
                 EntryKind::Dir => {
-                    walk(state, &from.join(&name), &to.join(&name), depth + 1, budget)?
+                    walk(state, &from.join(&name), &to.join(&name), depth + 1, budget)?;
                 }
                 EntryKind::File => {
                     let bytes = state

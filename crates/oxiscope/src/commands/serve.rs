@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
-use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, WorkspaceMode};
+use oxiscope_permission::PermissionMode;
+use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, TenantPolicy, WorkspaceMode};
 use oxiscope_storage::{InMemoryBus, SqliteStorage};
 use oxiscope_workspace::{Isolation, SandboxConfig};
 
@@ -34,9 +35,29 @@ pub(crate) struct ServeArgs {
     /// only for tenants you trust).
     #[arg(long, value_enum, default_value_t = WorkspaceArg::Sandbox)]
     workspace: WorkspaceArg,
-    /// Give sandboxed commands the host's network.
+    /// Give sandboxed commands the host's network namespace: they then
+    /// reach whatever this machine reaches, its loopback services and
+    /// cloud metadata addresses included. Off by default.
     #[arg(long)]
     sandbox_network: bool,
+    /// The operator's tenant policy, a TOML file: `allowed_modes`
+    /// (permission modes tenants may use), `max_confirm_rules` (rules one
+    /// confirmed call may add; each must be one suggested for it),
+    /// `remote_media` (whether messages may name http(s) media for the
+    /// server to fetch). The flags below override it.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// A permission mode tenants may use (repeatable; replaces the
+    /// default set: every mode but `bypass`).
+    #[arg(long = "allow-mode", value_name = "MODE", value_parser = parse_mode)]
+    allow_modes: Vec<PermissionMode>,
+    /// The most rules one confirmed call may add (default 4).
+    #[arg(long, value_name = "N")]
+    max_confirm_rules: Option<usize>,
+    /// Refuse http(s) media URLs in tenants' messages (by default the
+    /// server fetches them from public addresses only).
+    #[arg(long)]
+    no_remote_media: bool,
     /// The bubblewrap program (default: `bwrap` on `PATH`).
     #[arg(long, value_name = "PATH", default_value = "bwrap")]
     bwrap: PathBuf,
@@ -44,6 +65,8 @@ pub(crate) struct ServeArgs {
     /// per session, or one per user.
     #[arg(long, default_value = "per-agent", value_parser = parse_isolation)]
     isolation: Isolation,
+    #[command(flatten)]
+    log: crate::logging::LogArgs,
 }
 
 /// `--workspace`.
@@ -51,6 +74,43 @@ pub(crate) struct ServeArgs {
 enum WorkspaceArg {
     Sandbox,
     Local,
+}
+
+/// `--allow-mode`: a permission mode, `-` or `_` between words.
+fn parse_mode(value: &str) -> Result<PermissionMode, String> {
+    let wanted = value.replace('-', "_");
+    PermissionMode::ALL
+        .into_iter()
+        .find(|m| m.as_str() == wanted)
+        .ok_or_else(|| {
+            let names: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
+            format!(
+                "unknown permission mode {value:?}: expected one of {}",
+                names.join(", ")
+            )
+        })
+}
+
+/// The tenant policy: the file, then the flags.
+fn tenant_policy(args: &ServeArgs) -> anyhow::Result<TenantPolicy> {
+    let mut policy = match &args.policy {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the policy file {}", path.display()))?;
+            toml::from_str(&text).with_context(|| format!("the policy file {}", path.display()))?
+        }
+        None => TenantPolicy::default(),
+    };
+    if !args.allow_modes.is_empty() {
+        policy.allowed_modes.clone_from(&args.allow_modes);
+    }
+    if let Some(max) = args.max_confirm_rules {
+        policy.max_confirm_rules = max;
+    }
+    if args.no_remote_media {
+        policy.remote_media = false;
+    }
+    Ok(policy)
 }
 
 /// `--isolation`: `per-agent`, `per-session` or `per-user` (`_` works too).
@@ -76,6 +136,7 @@ pub(crate) fn data_dir(given: Option<&PathBuf>) -> PathBuf {
 }
 
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    crate::logging::init_service(&args.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -85,6 +146,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
+    let policy = tenant_policy(args)?;
     let workspace = match args.workspace {
         WorkspaceArg::Sandbox => {
             let config = SandboxConfig {
@@ -127,21 +189,23 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     } else {
         AuthMode::ApiKeys
     };
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("listening on {}", args.addr))?;
+    let addr = listener.local_addr()?;
     let config = ServerConfig::new(&dir)
         .with_workspace(workspace)
         .with_isolation(args.isolation)
+        .with_policy(policy)
         .with_auth(auth)
-        .with_cors_origins(args.cors_origins.clone());
+        .with_cors_origins(args.cors_origins.clone())
+        .with_listen_addr(addr);
     let state = AppState::new(
         Arc::new(storage),
         Arc::new(InMemoryBus::new()),
         sealer,
         config,
     );
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
-        .with_context(|| format!("listening on {}", args.addr))?;
-    let addr = listener.local_addr()?;
     eprintln!(
         "oxiscope serve: listening on http://{addr} (data in {})",
         dir.display()
@@ -202,4 +266,57 @@ async fn shutdown_signal() {
         () = term => {}
     }
     eprintln!("oxiscope serve: shutting down (interrupting running replies)");
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn policy(args: &[&str]) -> anyhow::Result<TenantPolicy> {
+        let cli = Cli::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))?;
+        tenant_policy(&cli.serve)
+    }
+
+    #[test]
+    fn the_policy_comes_from_the_file_then_the_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("policy.toml");
+        std::fs::write(
+            &file,
+            "allowed_modes = [\"default\", \"bypass\"]\nmax_confirm_rules = 2\nremote_media = true\n",
+        )
+        .unwrap();
+        let from_file = policy(&["--policy", file.to_str().unwrap()]).unwrap();
+        assert_eq!(
+            from_file.allowed_modes,
+            [PermissionMode::Default, PermissionMode::Bypass]
+        );
+        assert_eq!(from_file.max_confirm_rules, 2);
+        let flags = policy(&[
+            "--policy",
+            file.to_str().unwrap(),
+            "--allow-mode",
+            "accept-edits",
+            "--max-confirm-rules",
+            "0",
+            "--no-remote-media",
+        ])
+        .unwrap();
+        assert_eq!(flags.allowed_modes, [PermissionMode::AcceptEdits]);
+        assert_eq!(flags.max_confirm_rules, 0);
+        assert!(!flags.remote_media);
+        assert_eq!(policy(&[]).unwrap(), TenantPolicy::default());
+        assert!(policy(&["--allow-mode", "yolo"]).is_err());
+        std::fs::write(&file, "allowed_mode = [\"default\"]\n").unwrap();
+        let err = policy(&["--policy", file.to_str().unwrap()]).unwrap_err();
+        assert!(format!("{err:#}").contains("allowed_mode"), "{err:#}");
+    }
 }

@@ -246,3 +246,23 @@ fn the_console_reads_piped_lines_without_a_terminal() {
     assert!(!text.contains("tokens:"), "quiet shows no usage: {text}");
     assert_eq!(env.requests().len(), 1);
 }
+
+#[test]
+fn logs_go_to_stderr_and_leave_the_one_shot_output_alone() {
+    let env = ChatEnv::new();
+    // By default only warnings would be logged: a clean run says nothing.
+    env.answer(&text("Four."));
+    let out = run(env.chat(&["-p", "2+2?"]));
+    assert_eq!(stdout(&out), "Four.\n", "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    // RUST_LOG asks for more; stdout is unchanged, the logs are on stderr.
+    env.answer(&text("Four."));
+    let mut cmd = env.chat(&["-p", "2+2?", "--output", "json"]);
+    cmd.env("RUST_LOG", "debug");
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["role"], "assistant");
+    assert!(stderr(&out).contains("DEBUG"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("sk-test"), "{}", stderr(&out));
+}

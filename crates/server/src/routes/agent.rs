@@ -96,6 +96,7 @@ pub(super) async fn create(
     );
     data.insert("chat_config".into(), Value::Object(config));
     if let Some(mode) = body.permission_mode {
+        state.config().policy.check_mode(mode)?;
         data.insert("permission_mode".into(), json!(mode));
     }
     let stamp = now();
@@ -154,6 +155,7 @@ pub(super) async fn update(
     }
     data.insert("chat_config".into(), Value::Object(config));
     if let Some(mode) = body.permission_mode {
+        state.config().policy.check_mode(mode)?;
         data.insert("permission_mode".into(), json!(mode));
     }
     record.updated_at = now();
@@ -167,7 +169,11 @@ pub(super) async fn delete(
     UserId(user): UserId,
     Path(agent_id): Path<String>,
 ) -> ApiResult<StatusCode> {
+    let sessions = state.storage().list_sessions(&user, &agent_id).await?;
     if state.storage().delete_agent(&user, &agent_id).await? {
+        for session in &sessions {
+            crate::service::forget_session(&state, &session.id).await?;
+        }
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(agent_not_found(&agent_id))

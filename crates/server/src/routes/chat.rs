@@ -8,11 +8,12 @@ use crate::api::{ChatRequest, ChatTriggerResponse};
 use crate::auth::UserId;
 use crate::error::ApiResult;
 use crate::extract::ApiJson;
-use crate::service::{RunRequest, load_session, parse_input, start_run};
+use crate::service::{ChatInput, RunRequest, agent_state, load_session, parse_input, start_run};
 use crate::state::AppState;
 
 /// `POST /chat/`: `{status: "started", session_id}`; the events arrive on
-/// the session's stream.
+/// the session's stream. A resume sent while a run is active is queued for
+/// it; 429 when the session already has `inbox_limit` inputs queued.
 pub(super) async fn chat(
     State(state): State<AppState>,
     UserId(user): UserId,
@@ -20,6 +21,12 @@ pub(super) async fn chat(
 ) -> ApiResult<Json<ChatTriggerResponse>> {
     let input = parse_input(body.input.clone())?;
     let session = load_session(&state, &user, &body.session_id, &body.agent_id).await?;
+    if let ChatInput::Confirm(event) = &input {
+        state
+            .config()
+            .policy
+            .check_confirm(&agent_state(&session)?, event)?;
+    }
     let agent = state
         .storage()
         .get_agent(&user, &body.agent_id)

@@ -1,42 +1,14 @@
-//! `/health`, `/model/`, `/openapi.json` and unknown paths.
-
-use std::collections::BTreeMap;
+//! `/model/`, `/openapi.json` and unknown paths.
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
 use oxiscope_model::CredentialType;
 use serde_json::Value;
 
-use crate::api::{HealthResponse, ListModelsResponse, ModelQuery};
+use crate::api::{ListModelsResponse, ModelQuery};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiQuery;
 use crate::state::AppState;
-
-/// `GET /health`: liveness plus readiness of each component.
-pub(super) async fn health(State(state): State<AppState>) -> (StatusCode, Json<HealthResponse>) {
-    let mut components = BTreeMap::new();
-    let storage = if state.storage().ping().await.is_ok() {
-        "ok"
-    } else {
-        "not_ready"
-    };
-    components.insert("storage".to_owned(), storage.to_owned());
-    components.insert("message_bus".to_owned(), "ok".to_owned());
-    let shutting_down = state.shutdown_token().is_cancelled();
-    components.insert(
-        "chat".to_owned(),
-        if shutting_down { "not_ready" } else { "ok" }.to_owned(),
-    );
-    let ready = components.values().all(|c| c != "not_ready");
-    let body = HealthResponse {
-        status: if ready { "ok" } else { "not_ready" }.to_owned(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        components,
-    };
-    // AgentScope answers 200 either way; the body carries readiness.
-    (StatusCode::OK, Json(body))
-}
 
 /// `GET /model/?provider=`: the model cards of a credential type.
 pub(super) async fn models(
@@ -60,9 +32,9 @@ pub(super) async fn models(
     }))
 }
 
-/// `GET /openapi.json`.
-pub(super) async fn openapi() -> Json<Value> {
-    Json(crate::openapi::document())
+/// `GET /openapi.json`: the document of this server's authentication mode.
+pub(super) async fn openapi(State(state): State<AppState>) -> Json<Value> {
+    Json(crate::openapi::document(state.config().auth))
 }
 
 /// Any other path: FastAPI's 404 body.

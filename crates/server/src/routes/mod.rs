@@ -1,59 +1,132 @@
-//! The router: AgentScope's paths and methods.
+//! The router: AgentScope's paths and methods, from one table.
 
 mod agent;
 mod chat;
 mod credential;
+mod health;
 mod meta;
 mod session;
 mod stream;
+mod trace;
 
-use axum::Router;
+use std::sync::Arc;
+
 use axum::http::{HeaderValue, Method, header};
-use axum::routing::{get, patch, post};
+use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::{Extension, Router, middleware};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::auth::{AuthMode, dev_host_guard};
 use crate::state::AppState;
 
 pub(crate) use credential::unseal as unseal_credential;
 
+/// An HTTP method the service serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verb {
+    Get,
+    Post,
+    Patch,
+    Delete,
+}
+
+impl Verb {
+    /// The OpenAPI spelling: `get`, `post`, ...
+    #[cfg(test)]
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "get",
+            Self::Post => "post",
+            Self::Patch => "patch",
+            Self::Delete => "delete",
+        }
+    }
+
+    fn filter(self) -> MethodFilter {
+        match self {
+            Self::Get => MethodFilter::GET,
+            Self::Post => MethodFilter::POST,
+            Self::Patch => MethodFilter::PATCH,
+            Self::Delete => MethodFilter::DELETE,
+        }
+    }
+}
+
+/// One route: method, path, and its handler for that method.
+pub(crate) type Route = (
+    Verb,
+    &'static str,
+    fn(MethodFilter) -> MethodRouter<AppState>,
+);
+
+/// Every route of the service. The router is built from this table alone,
+/// and a test holds the OpenAPI document to it: add a route here, and to
+/// `openapi.rs`.
+pub(crate) const ROUTES: &[Route] = {
+    use Verb::{Delete, Get, Patch, Post};
+    &[
+        (Get, "/agent/", |m| on(m, agent::list)),
+        (Post, "/agent/", |m| on(m, agent::create)),
+        (Get, "/agent/schema/v2", |m| on(m, agent::schema_v2)),
+        (Patch, "/agent/{agent_id}", |m| on(m, agent::update)),
+        (Delete, "/agent/{agent_id}", |m| on(m, agent::delete)),
+        (Get, "/credential/", |m| on(m, credential::list)),
+        (Post, "/credential/", |m| on(m, credential::create)),
+        (Get, "/credential/schemas", |m| on(m, credential::schemas)),
+        (Patch, "/credential/{credential_id}", |m| {
+            on(m, credential::update)
+        }),
+        (Delete, "/credential/{credential_id}", |m| {
+            on(m, credential::delete)
+        }),
+        (Get, "/model/", |m| on(m, meta::models)),
+        (Get, "/health", |m| on(m, health::health)),
+        (Get, "/openapi.json", |m| on(m, meta::openapi)),
+        (Get, "/sessions/", |m| on(m, session::list)),
+        (Post, "/sessions/", |m| on(m, session::create)),
+        (Patch, "/sessions/{session_id}", |m| on(m, session::update)),
+        (Delete, "/sessions/{session_id}", |m| on(m, session::delete)),
+        (Get, "/sessions/{session_id}/messages", |m| {
+            on(m, session::messages)
+        }),
+        (Get, "/sessions/{session_id}/status", |m| {
+            on(m, session::status)
+        }),
+        (Post, "/sessions/{session_id}/interrupt", |m| {
+            on(m, session::interrupt)
+        }),
+        (Get, "/sessions/{session_id}/stream", |m| {
+            on(m, stream::stream)
+        }),
+        (Post, "/chat/", |m| on(m, chat::chat)),
+    ]
+};
+
 /// The service's HTTP app over `state`.
+///
+/// Every request runs in a span with a request id (echoed in
+/// `x-request-id`); under [`AuthMode::DevHeader`] requests must name this
+/// server in `Host` and `Origin` (see [`crate::ServerConfig::listen_addr`]).
 pub fn app(state: AppState) -> Router {
     let cors = cors_layer(&state.config().cors_origins);
-    let router = Router::new()
-        .route("/agent/", get(agent::list).post(agent::create))
-        .route("/agent/schema/v2", get(agent::schema_v2))
-        .route(
-            "/agent/{agent_id}",
-            patch(agent::update).delete(agent::delete),
-        )
-        .route(
-            "/credential/",
-            get(credential::list).post(credential::create),
-        )
-        .route("/credential/schemas", get(credential::schemas))
-        .route(
-            "/credential/{credential_id}",
-            patch(credential::update).delete(credential::delete),
-        )
-        .route("/model/", get(meta::models))
-        .route("/health", get(meta::health))
-        .route("/openapi.json", get(meta::openapi))
-        .route("/sessions/", get(session::list).post(session::create))
-        .route(
-            "/sessions/{session_id}",
-            patch(session::update).delete(session::delete),
-        )
-        .route("/sessions/{session_id}/messages", get(session::messages))
-        .route("/sessions/{session_id}/status", get(session::status))
-        .route("/sessions/{session_id}/interrupt", post(session::interrupt))
-        .route("/sessions/{session_id}/stream", get(stream::stream))
-        .route("/chat/", post(chat::chat))
-        .fallback(meta::not_found)
-        .with_state(state);
-    match cors {
-        Some(layer) => router.layer(layer),
-        None => router,
+    let dev_auth = state.config().auth == AuthMode::DevHeader;
+    let mut router = Router::new();
+    for &(verb, path, handler) in ROUTES {
+        router = router.route(path, handler(verb.filter()));
     }
+    let mut router = router
+        .fallback(meta::not_found)
+        .layer(Extension(Arc::new(health::HealthChecks::default())))
+        .with_state(state.clone());
+    // Layers added later run first: request span, then the host check,
+    // then CORS.
+    if let Some(layer) = cors {
+        router = router.layer(layer);
+    }
+    if dev_auth {
+        router = router.layer(middleware::from_fn_with_state(state, dev_host_guard));
+    }
+    router.layer(middleware::from_fn(trace::trace_request))
 }
 
 /// CORS for the configured origins; `None` (off) when there are none.
@@ -74,6 +147,12 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
                 header::AUTHORIZATION,
                 header::CONTENT_TYPE,
                 header::HeaderName::from_static("x-user-id"),
-            ]),
+                trace::REQUEST_ID.clone(),
+            ])
+            .expose_headers([trace::REQUEST_ID.clone()]),
     )
 }
+
+#[cfg(test)]
+#[path = "routes_tests.rs"]
+mod tests;

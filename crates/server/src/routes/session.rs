@@ -96,51 +96,89 @@ pub(super) async fn create(
         ("knowledge_config", body.knowledge_config),
     ];
 
+    let policy = &state.config().policy;
+    if let Some(mode) = body.permission_mode {
+        policy.check_mode(mode)?;
+    }
     let storage = state.storage();
-    if let Some(existing) = storage
+    let existing = match storage
         .find_session(&user, &agent.id, &workspace_id)
         .await?
     {
-        let mut config = match existing.config.clone() {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        if let Some(name) = body.name {
-            config.insert("name".into(), name.into());
-            config.insert("naming".into(), json!({"auto": false}));
+        Some(existing) => existing,
+        None => {
+            let mut config = Map::new();
+            config.insert("workspace_id".into(), workspace_id.clone().into());
+            config.insert("name".into(), body.name.clone().unwrap_or_default().into());
+            config.insert("naming".into(), json!({"auto": body.name.is_none()}));
+            config.insert("cwd".into(), Value::Null);
+            for key in [
+                "chat_model_config",
+                "fallback_chat_model_config",
+                "tts_model_config",
+                "realtime_model_config",
+                "knowledge_config",
+            ] {
+                config.insert(key.into(), Value::Null);
+            }
+            apply_config(
+                &mut config,
+                body.chat_model_config.clone(),
+                body.fallback_chat_model_config.clone(),
+                extra.clone(),
+            );
+            // An agent stored with a mode the policy no longer allows
+            // starts its sessions in `default`.
+            let agent_mode = agent
+                .data
+                .get("permission_mode")
+                .cloned()
+                .and_then(|m| serde_json::from_value::<PermissionMode>(m).ok())
+                .map(|m| policy.effective_mode(m));
+            let mut agent_state = AgentState {
+                session_id: id.clone(),
+                ..AgentState::default()
+            };
+            agent_state.permission_context.mode =
+                body.permission_mode.or(agent_mode).unwrap_or_default();
+            let stamp = now();
+            let record = SessionRecord {
+                id: id.clone(),
+                user_id: user.clone(),
+                agent_id: agent.id.clone(),
+                workspace_id: workspace_id.clone(),
+                created_at: stamp.clone(),
+                updated_at: stamp,
+                config: Value::Object(config),
+                state: serde_json::to_value(&agent_state)
+                    .map_err(|e| ApiError::Internal(e.to_string()))?,
+                revision: 0,
+            };
+            match storage.create_session(&record).await {
+                Ok(()) => {
+                    return Ok((
+                        StatusCode::CREATED,
+                        Json(CreateSessionResponse { session_id: id }),
+                    ));
+                }
+                // Another request created it a moment ago: update that one,
+                // as if it had been found.
+                Err(oxiscope_storage::Error::AlreadyExists { .. }) => storage
+                    .find_session(&user, &agent.id, &workspace_id)
+                    .await?
+                    .ok_or_else(|| ApiError::Internal("a clashing session vanished".to_owned()))?,
+                Err(e) => return Err(e.into()),
+            }
         }
-        apply_config(
-            &mut config,
-            body.chat_model_config,
-            body.fallback_chat_model_config,
-            extra,
-        );
-        storage
-            .update_session_config(&user, &existing.id, &Value::Object(config))
-            .await?;
-        let session_id = existing.id.clone();
-        if let Some(mode) = body.permission_mode {
-            set_permission_mode(&state, existing, mode).await?;
-        }
-        return Ok((
-            StatusCode::CREATED,
-            Json(CreateSessionResponse { session_id }),
-        ));
-    }
+    };
 
-    let mut config = Map::new();
-    config.insert("workspace_id".into(), workspace_id.clone().into());
-    config.insert("name".into(), body.name.clone().unwrap_or_default().into());
-    config.insert("naming".into(), json!({"auto": body.name.is_none()}));
-    config.insert("cwd".into(), Value::Null);
-    for key in [
-        "chat_model_config",
-        "fallback_chat_model_config",
-        "tts_model_config",
-        "realtime_model_config",
-        "knowledge_config",
-    ] {
-        config.insert(key.into(), Value::Null);
+    let mut config = match existing.config.clone() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    if let Some(name) = body.name {
+        config.insert("name".into(), name.into());
+        config.insert("naming".into(), json!({"auto": false}));
     }
     apply_config(
         &mut config,
@@ -148,33 +186,45 @@ pub(super) async fn create(
         body.fallback_chat_model_config,
         extra,
     );
-    let agent_mode = agent
-        .data
-        .get("permission_mode")
-        .cloned()
-        .and_then(|m| serde_json::from_value::<PermissionMode>(m).ok());
-    let mut agent_state = AgentState {
-        session_id: id.clone(),
-        ..AgentState::default()
-    };
-    agent_state.permission_context.mode = body.permission_mode.or(agent_mode).unwrap_or_default();
-    let stamp = now();
-    let record = SessionRecord {
-        id: id.clone(),
-        user_id: user,
-        agent_id: agent.id,
-        workspace_id,
-        created_at: stamp.clone(),
-        updated_at: stamp,
-        config: Value::Object(config),
-        state: serde_json::to_value(&agent_state).map_err(|e| ApiError::Internal(e.to_string()))?,
-        revision: 0,
-    };
-    storage.create_session(&record).await?;
+    storage
+        .update_session_config(&user, &existing.id, &Value::Object(config))
+        .await?;
+    let session_id = existing.id.clone();
+    if let Some(mode) = body.permission_mode {
+        set_permission_mode(&state, existing, mode).await?;
+    }
     Ok((
         StatusCode::CREATED,
-        Json(CreateSessionResponse { session_id: id }),
+        Json(CreateSessionResponse { session_id }),
     ))
+}
+
+/// A session's `cwd`: a directory inside its workspace, given relative to
+/// the workspace (`src/app`) or under `/workspace`; stored relative.
+fn check_cwd(cwd: &str) -> ApiResult<String> {
+    let path = std::path::Path::new(cwd);
+    let rel = path
+        .strip_prefix(oxiscope_workspace::SANDBOX_ROOT)
+        .unwrap_or(path);
+    let mut parts = Vec::new();
+    for component in rel.components() {
+        match component {
+            std::path::Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+            std::path::Component::CurDir => {}
+            _ => {
+                return Err(ApiError::invalid(
+                    &["body", "cwd"],
+                    format!(
+                        "cwd must be a directory inside the session's workspace, relative to it \
+                         or under {}; {cwd:?} is not",
+                        oxiscope_workspace::SANDBOX_ROOT
+                    ),
+                    "value_error",
+                ));
+            }
+        }
+    }
+    Ok(parts.join("/"))
 }
 
 /// Writes a permission mode into the session's stored state.
@@ -253,8 +303,8 @@ pub(super) async fn update(
         config.insert("name".into(), name.into());
         config.insert("naming".into(), json!({"auto": false}));
     }
-    if let Some(cwd) = body.cwd {
-        config.insert("cwd".into(), cwd.into());
+    if let Some(cwd) = body.cwd.as_deref() {
+        config.insert("cwd".into(), check_cwd(cwd)?.into());
     }
     apply_config(
         &mut config,
@@ -271,6 +321,7 @@ pub(super) async fn update(
         .update_session_config(&user, &session_id, &Value::Object(config))
         .await?;
     if let Some(mode) = body.permission_mode {
+        state.config().policy.check_mode(mode)?;
         let fresh = load_session(&state, &user, &session_id, &query.agent_id).await?;
         set_permission_mode(&state, fresh, mode).await?;
     }
@@ -292,6 +343,7 @@ pub(super) async fn delete(
         ));
     }
     state.storage().delete_session(&user, &session_id).await?;
+    service::forget_session(&state, &session_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

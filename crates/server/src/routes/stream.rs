@@ -1,6 +1,10 @@
 //! `GET /sessions/{id}/stream`: the session's events as SSE — the current
-//! run's log after `after`, then live events of this and later runs, with a
-//! `:` heartbeat.
+//! run's retained log after `after`, then live events of this and later
+//! runs, with a `:` heartbeat; the stream ends when the session is deleted.
+//!
+//! The replay log keeps a run's last `replay_limit` events: a client whose
+//! `after` is older than that gets the whole retained log, a consistent
+//! suffix of the run.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -56,8 +60,14 @@ pub(super) async fn stream(
         })?;
     let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
     let events = state.bus().subscribe(&session.id, after).await?;
-    let frames = events.map(|e| frame(&e));
-    let merged = stream::select(frames, heartbeats(state.config().heartbeat));
+    // `None` marks the end of the events: the response ends with them.
+    let frames = events
+        .map(|e| Some(frame(&e)))
+        .chain(stream::once(async { None }));
+    let beats = heartbeats(state.config().heartbeat).map(Some);
+    let merged = stream::select(frames, beats)
+        .take_while(|f| std::future::ready(f.is_some()))
+        .filter_map(std::future::ready);
     let shutdown = state.shutdown_token().clone();
     let body = merged
         .take_until(async move { shutdown.cancelled().await })

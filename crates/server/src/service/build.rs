@@ -2,8 +2,11 @@
 //! credential, the session's workspace (tools, MCP servers, skills,
 //! offloading), the session's state.
 
+use std::sync::Arc;
+
 use oxiscope_agent::{Agent, AgentState, ContextConfig, ReActConfig};
-use oxiscope_providers::{ModelConfig, chat_model};
+use oxiscope_model::DynChatModel;
+use oxiscope_providers::{MediaPolicy, ModelConfig, RemoteMedia, chat_model_with};
 use oxiscope_storage::{AgentRecord, SessionRecord};
 use serde_json::Value;
 
@@ -23,30 +26,32 @@ pub(crate) async fn build_agent(
     session: &SessionRecord,
     agent_state: AgentState,
 ) -> ApiResult<Agent> {
-    let config: ChatModelConfig = session
-        .config
-        .get("chat_model_config")
-        .filter(|v| !v.is_null())
-        .cloned()
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| ApiError::BadRequest(format!("The session's chat model config: {e}")))?
+    // Media files come from the session's workspace only; downloads from
+    // public addresses only, and only when the operator allows them.
+    let workspace_dir = state
+        .workspaces()
+        .dir(&session.user_id, &session.workspace_id)
+        .map_err(workspace_error)?;
+    let remote = if state.config().policy.remote_media {
+        RemoteMedia::PublicOnly
+    } else {
+        RemoteMedia::Deny
+    };
+    let media = super::models::media_policy(workspace_dir, remote);
+    let model = session_model(state, session, "chat_model_config", &media)
+        .await?
         .ok_or_else(|| {
             ApiError::BadRequest("The session has no chat model configured.".to_owned())
         })?;
-    let record = state
-        .storage()
-        .get_credential(&session.user_id, &config.credential_id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::NotFound(format!("Credential {} not found", config.credential_id))
-        })?;
-    let key = super::models::key(&record, &config);
-    let model = state.models().get_or_build(key, || {
-        let credential = unseal_credential(state, &record)?;
-        chat_model(&credential, &ModelConfig::from(&config))
-            .map_err(|e| ApiError::BadRequest(format!("Cannot build the chat model: {e}")))
-    })?;
+    // Tried when the first model fails, as in the library.
+    let fallback = session_model(state, session, "fallback_chat_model_config", &media).await?;
+    let mut agent_state = agent_state;
+    let policy = &state.config().policy;
+    let mode = agent_state.permission_context.mode;
+    if policy.effective_mode(mode) != mode {
+        tracing::warn!(session = %session.id, mode = mode.as_str(), "the session's permission mode is no longer allowed; running in default");
+        agent_state.permission_context.mode = policy.effective_mode(mode);
+    }
 
     let data = &agent.data;
     let name = data
@@ -81,20 +86,89 @@ pub(crate) async fn build_agent(
         )
         .await
         .map_err(workspace_error)?;
-    let builder = Agent::builder(name, model)
+    let mut builder = Agent::builder(name, model)
         .react_config(react)
         .context_config(context)
         .state(agent_state);
-    let (builder, mcp) =
-        oxiscope_workspace::equip(builder, workspace, &session.agent_id, &session.id, prompt)
+    if let Some(fallback) = fallback {
+        builder = builder.fallback_model(fallback);
+    }
+    // The session's working directory, inside its workspace.
+    let cwd = session
+        .config
+        .get("cwd")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .map(std::path::PathBuf::from);
+    if let Some(cwd) = &cwd {
+        let dir = workspace.workdir().join(cwd);
+        let is_dir = workspace
+            .backend()
+            .metadata(&dir)
             .await
-            .map_err(workspace_error)?;
+            .is_ok_and(|m| m.is_dir);
+        if !is_dir {
+            return Err(ApiError::BadRequest(format!(
+                "The session's cwd {} is not a directory in its workspace.",
+                dir.display()
+            )));
+        }
+    }
+    let (builder, mcp) = oxiscope_workspace::equip(
+        builder,
+        workspace,
+        &session.agent_id,
+        &session.id,
+        prompt,
+        cwd.as_deref(),
+    )
+    .await
+    .map_err(workspace_error)?;
     for (server, error) in &mcp.failed {
         tracing::warn!(session = %session.id, %server, "MCP server unavailable: {error}");
     }
     builder
         .build()
         .map_err(|e| ApiError::BadRequest(format!("the agent's configuration: {e}")))
+}
+
+/// The model the session's config `field` names (`None` when unset),
+/// reusing one already built for the same credential, config and media
+/// policy.
+///
+/// # Errors
+/// 400 for an unusable config, 404 when its credential is gone.
+async fn session_model(
+    state: &AppState,
+    session: &SessionRecord,
+    field: &str,
+    media: &MediaPolicy,
+) -> ApiResult<Option<Arc<dyn DynChatModel>>> {
+    let Some(config) = session
+        .config
+        .get(field)
+        .filter(|v| !v.is_null())
+        .cloned()
+        .map(serde_json::from_value::<ChatModelConfig>)
+        .transpose()
+        .map_err(|e| ApiError::BadRequest(format!("The session's {field}: {e}")))?
+    else {
+        return Ok(None);
+    };
+    let record = state
+        .storage()
+        .get_credential(&session.user_id, &config.credential_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("Credential {} not found", config.credential_id))
+        })?;
+    let key = super::models::key(&record, &config, media);
+    let model = state.models().get_or_build(key, || {
+        let credential = unseal_credential(state, &record)?;
+        chat_model_with(&credential, &ModelConfig::from(&config), media)
+            .map_err(|e| ApiError::BadRequest(format!("Cannot build the chat model: {e}")))
+    })?;
+    Ok(Some(model))
 }
 
 /// A workspace failure: the tenant's own input (an id, a declaration) is

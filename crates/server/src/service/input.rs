@@ -1,11 +1,13 @@
 //! The `input` of `POST /chat/`: a message, messages, a confirmation, an
-//! external result, or nothing.
+//! external result, or nothing; and reading it back from the inbox.
 
+use oxiscope_agent::ReplyInput;
 use oxiscope_message::{ExternalExecutionResultEvent, Msg, UserConfirmResultEvent};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::extract::shape_error;
+use crate::state::AppState;
 
 /// What a chat run starts from.
 #[derive(Debug, Clone)]
@@ -27,6 +29,36 @@ impl ChatInput {
             Self::Confirm(e) => Some(&e.reply_id),
             Self::External(e) => Some(&e.reply_id),
             Self::Msgs(_) | Self::Continue => None,
+        }
+    }
+}
+
+impl From<ChatInput> for ReplyInput {
+    fn from(input: ChatInput) -> Self {
+        match input {
+            ChatInput::Msgs(m) => Self::Msgs(m),
+            ChatInput::Confirm(e) => e.into(),
+            ChatInput::External(e) => e.into(),
+            ChatInput::Continue => Self::Continue,
+        }
+    }
+}
+
+/// Takes the session's oldest queued input that still parses; `None` when
+/// the inbox is empty (inputs that no longer parse are dropped).
+pub(crate) async fn next_queued(state: &AppState, session_id: &str) -> Option<ReplyInput> {
+    loop {
+        let raw = match state.bus().pop_inbox(session_id).await {
+            Ok(Some(raw)) => raw,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::error!(session_id, error = %e, "reading the inbox failed");
+                return None;
+            }
+        };
+        match parse_input(Some(raw)) {
+            Ok(input) => return Some(input.into()),
+            Err(e) => tracing::warn!(session_id, error = %e, "dropping a malformed queued input"),
         }
     }
 }

@@ -7,6 +7,6 @@ pub(crate) mod models;
 mod run;
 mod sessions;
 
-pub(crate) use input::parse_input;
-pub(crate) use run::{RunRequest, interrupt, start_run};
+pub(crate) use input::{ChatInput, parse_input};
+pub(crate) use run::{RunRequest, forget_session, interrupt, start_run};
 pub(crate) use sessions::{agent_state, load_session, session_status, session_view};

@@ -1,18 +1,24 @@
 //! Chat runs: take the session's lock, run the reply in the background,
 //! publish every event, persist messages and state inside the lock, then
 //! serve queued inputs.
+//!
+//! No queued input is left behind: a run lets go with
+//! [`MessageBus::release`](oxiscope_storage::MessageBus::release), which
+//! refuses while the inbox holds input, and whoever queues an input tries
+//! the lock afterwards and serves the inbox itself if the run has just let
+//! go.
 
 use futures_util::StreamExt;
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
 use oxiscope_message::{
     AgentEvent, ErrorInfo, ErrorType, ReplyEndEvent, ReplyFinishedReason, UserInterruptEvent,
 };
-use oxiscope_storage::{AgentRecord, RunLease, SessionRecord};
+use oxiscope_storage::{AgentRecord, Release, RunLease, SessionRecord};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::build::build_agent;
-use super::input::{ChatInput, parse_input};
+use super::input::{ChatInput, next_queued};
 use super::sessions::agent_state;
 use crate::error::{ApiError, ApiResult};
 use crate::pyjson::to_python_json;
@@ -27,12 +33,14 @@ pub(crate) enum RunRequest {
     Interrupt,
 }
 
-/// Starts a run of `session` in the background.
+/// Starts a run of `session` in the background, from the session as stored
+/// once the lock is taken (a run may have ended just before).
 ///
 /// # Errors
 /// 409 when a run is active and the input is new messages (a resume is
-/// queued instead) or nothing is parked for a resume; 400 when a resume
-/// names another reply or the model cannot be built.
+/// queued instead) or nothing is parked for a resume; 429 when a resume
+/// finds the session's inbox full; 400 when a resume names another reply
+/// or the model cannot be built; 404 when the session is gone.
 pub(crate) async fn start_run(
     state: &AppState,
     agent: &AgentRecord,
@@ -43,27 +51,103 @@ pub(crate) async fn start_run(
     let Some(lease) = state.bus().try_lock(&session.id, ttl).await? else {
         return match request {
             RunRequest::Chat(input, raw) if input.resume_reply_id().is_some() => {
-                state
-                    .bus()
-                    .push_inbox(&session.id, raw.unwrap_or(Value::Null))
-                    .await?;
-                Ok(())
+                queue(state, agent, &session, raw.unwrap_or(Value::Null)).await
             }
             _ => Err(ApiError::Conflict(
                 "A chat run is already active for this session.".to_owned(),
             )),
         };
     };
-    match prepare(state, agent, &session, request).await {
-        Ok((runner, input)) => {
-            spawn(state, lease, runner, session.revision, input);
+    let prepared = match reload(state, &session).await {
+        Ok(fresh) => prepare(state, agent, &fresh, request)
+            .await
+            .map(|(runner, input)| (runner, input, fresh.revision)),
+        Err(e) => Err(e),
+    };
+    match prepared {
+        Ok((runner, input, revision)) => {
+            spawn(state, lease, runner, revision, Some(input));
             Ok(())
         }
         Err(e) => {
-            state.bus().unlock(&lease).await?;
+            // Inputs may have been queued while this one was checked.
+            hand_over(state, agent, &session, lease).await;
             Err(e)
         }
     }
+}
+
+/// Queues a resume for the active run, then serves the inbox itself if
+/// that run let go in the meantime (it found the inbox empty before the
+/// push).
+async fn queue(
+    state: &AppState,
+    agent: &AgentRecord,
+    session: &SessionRecord,
+    item: Value,
+) -> ApiResult<()> {
+    let config = state.config();
+    let limit = config.inbox_limit;
+    if !state.bus().push_inbox(&session.id, item, limit).await? {
+        return Err(ApiError::TooManyRequests(format!(
+            "The session's inbox is full: at most {limit} inputs can wait for the active run."
+        )));
+    }
+    if let Some(lease) = state.bus().try_lock(&session.id, config.lock_ttl).await? {
+        serve_inbox(state, agent, session, lease).await;
+    }
+    Ok(())
+}
+
+/// Lets go of `lease`, unless inputs are queued: then serves them under it.
+async fn hand_over(
+    state: &AppState,
+    agent: &AgentRecord,
+    session: &SessionRecord,
+    lease: RunLease,
+) {
+    match state.bus().release(&lease).await {
+        Ok(Release::InboxPending) => serve_inbox(state, agent, session, lease).await,
+        Ok(Release::Released | Release::NotHeld) => {}
+        Err(e) => {
+            tracing::error!(session_id = session.id, error = %e, "releasing the run lock failed");
+        }
+    }
+}
+
+/// Holding `lease`, runs the session's queued inputs in the background.
+/// When the agent cannot be built, the lock is let go and the inputs wait
+/// for the next run.
+async fn serve_inbox(
+    state: &AppState,
+    agent: &AgentRecord,
+    session: &SessionRecord,
+    lease: RunLease,
+) {
+    let built = async {
+        let fresh = reload(state, session).await?;
+        let runner = build_agent(state, agent, &fresh, agent_state(&fresh)?).await?;
+        Ok::<_, ApiError>((runner, fresh.revision))
+    }
+    .await;
+    match built {
+        Ok((runner, revision)) => spawn(state, lease, runner, revision, None),
+        Err(e) => {
+            tracing::warn!(session_id = session.id, error = %e, "cannot serve queued inputs");
+            if let Err(e) = state.bus().unlock(&lease).await {
+                tracing::error!(session_id = session.id, error = %e, "releasing the run lock failed");
+            }
+        }
+    }
+}
+
+/// The session as stored now.
+async fn reload(state: &AppState, session: &SessionRecord) -> ApiResult<SessionRecord> {
+    state
+        .storage()
+        .get_session(&session.user_id, &session.id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("Session {} not found", session.id)))
 }
 
 /// Checks the input against the stored state and builds the agent.
@@ -85,12 +169,7 @@ async fn prepare(
         }
         RunRequest::Chat(input, _) => {
             check_resume(&current, &input)?;
-            match *input {
-                ChatInput::Msgs(m) => ReplyInput::Msgs(m),
-                ChatInput::Confirm(e) => e.into(),
-                ChatInput::External(e) => e.into(),
-                ChatInput::Continue => ReplyInput::Continue,
-            }
+            ReplyInput::from(*input)
         }
     };
     let runner = build_agent(state, agent, session, current).await?;
@@ -118,7 +197,14 @@ fn check_resume(current: &oxiscope_agent::AgentState, input: &ChatInput) -> ApiR
     }
 }
 
-fn spawn(state: &AppState, lease: RunLease, agent: Agent, revision: i64, input: ReplyInput) {
+/// Runs `first` (if any), then the queued inputs, under `lease`.
+fn spawn(
+    state: &AppState,
+    lease: RunLease,
+    agent: Agent,
+    revision: i64,
+    first: Option<ReplyInput>,
+) {
     let cancel = state.shutdown_token().child_token();
     let mut runs = state.runs();
     let task = tokio::spawn(drive(
@@ -126,7 +212,7 @@ fn spawn(state: &AppState, lease: RunLease, agent: Agent, revision: i64, input: 
         lease.clone(),
         agent,
         revision,
-        input,
+        first,
         cancel.clone(),
     ));
     runs.insert(
@@ -138,66 +224,89 @@ fn spawn(state: &AppState, lease: RunLease, agent: Agent, revision: i64, input: 
     );
 }
 
-/// The background task: runs, then serves queued inputs, then lets go.
+/// The background task: runs, then serves queued inputs until the inbox
+/// is empty at release, then lets go. Interrupted, it lets go at once; the
+/// queued inputs wait for the next run.
 async fn drive(
     state: AppState,
     lease: RunLease,
     agent: Agent,
     mut revision: i64,
-    first: ReplyInput,
+    mut next: Option<ReplyInput>,
     cancel: CancellationToken,
 ) {
     let session_id = lease.session_id.clone();
-    let renewing = CancellationToken::new();
-    tokio::spawn(keep_lease(state.clone(), lease.clone(), renewing.clone()));
-    let mut next = Some(first);
-    while let Some(input) = next.take() {
-        let mut ended = false;
-        let outcome = run_once(
+    loop {
+        let renewing = CancellationToken::new();
+        tokio::spawn(keep_lease(state.clone(), lease.clone(), renewing.clone()));
+        serve(
             &state,
             &session_id,
             &agent,
             &mut revision,
-            input,
+            next.take(),
             &cancel,
-            &mut ended,
+        )
+        .await;
+        renewing.cancel();
+        let released = if cancel.is_cancelled() {
+            state.bus().unlock(&lease).await.map(|_| Release::Released)
+        } else {
+            state.bus().release(&lease).await
+        };
+        match released {
+            // An input was queued after the inbox was last found empty.
+            Ok(Release::InboxPending) => {}
+            Ok(Release::Released | Release::NotHeld) => break,
+            Err(e) => {
+                tracing::error!(session_id, error = %e, "releasing the run lock failed");
+                break;
+            }
+        }
+    }
+    // A run that started since the release has its own entry.
+    let mut runs = state.runs();
+    let this = tokio::task::try_id();
+    let ours = runs
+        .get(&session_id)
+        .is_some_and(|run| run.task.as_ref().is_none_or(|task| Some(task.id()) == this));
+    if ours {
+        runs.remove(&session_id);
+    }
+}
+
+/// Runs `first` (if any), then queued inputs until the inbox is empty or
+/// the run is interrupted.
+async fn serve(
+    state: &AppState,
+    session_id: &str,
+    agent: &Agent,
+    revision: &mut i64,
+    first: Option<ReplyInput>,
+    cancel: &CancellationToken,
+) {
+    let mut next = first;
+    loop {
+        let input = match next.take() {
+            Some(input) => input,
+            None => match next_queued(state, session_id).await {
+                Some(input) => input,
+                None => return,
+            },
+        };
+        let mut ended = false;
+        let outcome = run_once(
+            state, session_id, agent, revision, input, cancel, &mut ended,
         )
         .await;
         if let Err(e) = outcome {
             tracing::error!(session_id, error = %e, "chat run failed");
             if !ended {
-                publish_failure(&state, &session_id, &agent, &e).await;
+                publish_failure(state, session_id, agent, &e).await;
             }
         }
         if cancel.is_cancelled() {
-            break;
-        }
-        next = next_queued(&state, &session_id).await;
-    }
-    renewing.cancel();
-    state.runs().remove(&session_id);
-    if let Err(e) = state.bus().unlock(&lease).await {
-        tracing::error!(session_id, error = %e, "releasing the run lock failed");
-    }
-}
-
-/// The next queued input that still parses.
-async fn next_queued(state: &AppState, session_id: &str) -> Option<ReplyInput> {
-    loop {
-        let raw = match state.bus().pop_inbox(session_id).await {
-            Ok(Some(raw)) => raw,
-            Ok(None) => return None,
-            Err(e) => {
-                tracing::error!(session_id, error = %e, "reading the inbox failed");
-                return None;
-            }
-        };
-        match parse_input(Some(raw)) {
-            Ok(ChatInput::Confirm(e)) => return Some(e.into()),
-            Ok(ChatInput::External(e)) => return Some(e.into()),
-            Ok(ChatInput::Msgs(m)) => return Some(ReplyInput::Msgs(m)),
-            Ok(ChatInput::Continue) => return Some(ReplyInput::Continue),
-            Err(e) => tracing::warn!(session_id, error = %e, "dropping a malformed queued input"),
+            return;
         }
     }
 }
@@ -234,7 +343,8 @@ async fn publish_failure(state: &AppState, session_id: &str, agent: &Agent, mess
     let event = AgentEvent::from(end);
     match to_python_json(&event) {
         Ok(payload) => {
-            if let Err(e) = state.bus().publish(session_id, payload.into()).await {
+            let limit = state.config().replay_limit;
+            if let Err(e) = state.bus().publish(session_id, payload.into(), limit).await {
                 tracing::error!(session_id, error = %e, "publishing the failure failed");
             }
         }
@@ -279,8 +389,19 @@ async fn run_once(
                 | AgentEvent::RequireUserConfirm(_)
                 | AgentEvent::RequireExternalExecution(_)
         );
+        if let AgentEvent::ReplyEnd(end) = &event
+            && let Some(error) = &end.error
+        {
+            tracing::error!(
+                session_id,
+                reply_id = %end.reply_id,
+                kind = ?error.kind,
+                cause = %error.message,
+                "chat run ended with an error"
+            );
+        }
         let payload = to_python_json(&event).map_err(|e| e.to_string())?;
-        bus.publish(session_id, payload.into())
+        bus.publish(session_id, payload.into(), state.config().replay_limit)
             .await
             .map_err(|e| e.to_string())?;
         *ended |= last;
@@ -313,6 +434,21 @@ async fn commit(
         .commit_reply(session_id, *revision, &snapshot, msgs)
         .await
         .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Forgets a deleted session: interrupts its run in this process and drops
+/// everything the bus keeps for it (replay log, inbox, wakeup, lock). A
+/// run that publishes while it stops leaves a replay log the bus drops
+/// once idle.
+///
+/// # Errors
+/// The bus's failure.
+pub(crate) async fn forget_session(state: &AppState, session_id: &str) -> ApiResult<()> {
+    if let Some(run) = state.runs().get(session_id) {
+        run.cancel.cancel();
+    }
+    state.bus().forget_session(session_id).await?;
     Ok(())
 }
 

@@ -36,6 +36,15 @@ impl Harness {
         Self::start_full(auth, heartbeat, default_workspace().await).await
     }
 
+    /// The usual server with another tenant policy.
+    pub(crate) async fn start_with_policy(policy: oxiscope_server::TenantPolicy) -> Self {
+        let workspace = default_workspace().await;
+        Self::start_custom(AuthMode::DevHeader, move |c| {
+            c.with_workspace(workspace).with_policy(policy)
+        })
+        .await
+    }
+
     /// A server whose agents' tools run in a sandbox; `None` (after a loud
     /// skip, a failure in CI) where bubblewrap cannot run.
     pub(crate) async fn start_sandboxed(config: SandboxConfig) -> Option<Self> {
@@ -60,22 +69,44 @@ impl Harness {
         heartbeat: Duration,
         workspace: WorkspaceMode,
     ) -> Self {
+        Self::start_custom(auth, move |c| {
+            c.with_workspace(workspace).with_heartbeat(heartbeat)
+        })
+        .await
+    }
+
+    /// A server whose default configuration (the usual workspace mode)
+    /// `configure` changes.
+    pub(crate) async fn start_custom(
+        auth: AuthMode,
+        configure: impl FnOnce(ServerConfig) -> ServerConfig,
+    ) -> Self {
+        Self::start_on_bus(auth, Arc::new(InMemoryBus::new()), configure).await
+    }
+
+    /// As [`Self::start_custom`], over the given message bus.
+    pub(crate) async fn start_on_bus(
+        auth: AuthMode,
+        bus: Arc<dyn oxiscope_storage::MessageBus>,
+        configure: impl FnOnce(ServerConfig) -> ServerConfig,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         // As `oxiscope serve` does when sandboxes run as another user:
         // they may pass through (not list) the data directory.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
         let storage = Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
-        let state = AppState::new(
-            storage,
-            Arc::new(InMemoryBus::new()),
-            Sealer::from_key(&[3; 32]),
-            ServerConfig::new(dir.path())
-                .with_workspace(workspace)
-                .with_auth(auth)
-                .with_heartbeat(heartbeat),
-        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let state = AppState::new(
+            storage,
+            bus,
+            Sealer::from_key(&[3; 32]),
+            configure(
+                ServerConfig::new(dir.path())
+                    .with_auth(auth)
+                    .with_listen_addr(addr),
+            ),
+        );
         let router = app(state.clone());
         tokio::spawn(async move {
             axum::serve(listener, router).await.unwrap();

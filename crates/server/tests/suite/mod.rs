@@ -1,6 +1,10 @@
+mod bounded;
 mod chat;
 mod common;
+mod dev_auth;
+mod health;
 mod hitl;
 mod openapi;
+mod policy;
 mod rest;
 mod tenant;

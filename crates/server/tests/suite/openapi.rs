@@ -91,7 +91,7 @@ fn json_schema(node: &Value) -> Option<&Value> {
 #[test]
 fn every_reference_operation_of_our_groups_matches() {
     let reference = reference();
-    let ours = oxiscope_server::openapi_document();
+    let ours = oxiscope_server::openapi_document(oxiscope_server::AuthMode::DevHeader);
     let mut problems = Vec::new();
     let mut checked = 0;
     for (path, item) in reference["paths"].as_object().unwrap() {
@@ -190,4 +190,73 @@ fn every_reference_operation_of_our_groups_matches() {
     }
     assert!(checked >= 20, "only {checked} operations compared");
     assert!(problems.is_empty(), "differences:\n{}", problems.join("\n"));
+}
+
+#[tokio::test]
+async fn the_served_document_describes_the_servers_authentication() {
+    use super::common::Harness;
+    use oxiscope_server::AuthMode;
+
+    let keys = Harness::start_with(AuthMode::ApiKeys).await;
+    let res = keys
+        .http
+        .get(format!("{}/openapi.json", keys.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200, "the document is public");
+    let doc: Value = res.json().await.unwrap();
+    assert_eq!(doc, oxiscope_server::openapi_document(AuthMode::ApiKeys));
+    assert_eq!(
+        doc["components"]["securitySchemes"]["APIKey"],
+        serde_json::json!({"type": "http", "scheme": "bearer", "description": "An API key from `oxiscope keys create`, as `Authorization: Bearer <key>`."})
+    );
+    assert!(!doc.to_string().contains("x-user-id"));
+
+    let dev = Harness::start().await;
+    let (code, doc) = dev.get("/openapi.json", "u").await;
+    assert_eq!(code, 200);
+    assert_eq!(doc, oxiscope_server::openapi_document(AuthMode::DevHeader));
+    assert!(doc.get("security").is_none());
+    assert!(doc["components"].get("securitySchemes").is_none());
+}
+
+/// Every documented operation reaches a handler: requests with made-up
+/// ids get the handler's answer (a 404 naming the record, a 422, ...),
+/// never the router's `{"detail": "Not Found"}` or a 405. (That every
+/// route is documented is a unit test of the route table.)
+#[tokio::test]
+async fn every_documented_operation_is_served() {
+    use super::common::Harness;
+
+    let h = Harness::start().await;
+    let doc = oxiscope_server::openapi_document(oxiscope_server::AuthMode::DevHeader);
+    let router_404 = serde_json::json!({"detail": "Not Found"});
+    // The probe tells the router's answer from a handler's.
+    let (code, body) = h.get("/agent/nope/extra", "u").await;
+    assert_eq!((code, &body), (404, &router_404));
+    let (code, _) = h.call(reqwest::Method::PUT, "/agent/", "u", None).await;
+    assert_eq!(code, 405);
+    let mut probed = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let concrete = path
+            .split('/')
+            .map(|seg| if seg.starts_with('{') { "nope" } else { seg })
+            .collect::<Vec<_>>()
+            .join("/");
+        for method in item.as_object().unwrap().keys() {
+            let url = format!("{concrete}?agent_id=nope&provider=openai_credential");
+            let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let body = matches!(method, reqwest::Method::POST | reqwest::Method::PATCH)
+                .then(|| serde_json::json!({}));
+            let (code, answer) = h.call(method.clone(), &url, "u", body).await;
+            assert_ne!(code, 405, "{method} {path}");
+            assert!(
+                code != 404 || answer != router_404,
+                "{method} {path}: {answer}"
+            );
+            probed += 1;
+        }
+    }
+    assert!(probed >= 21, "{probed}");
 }

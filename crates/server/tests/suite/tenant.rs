@@ -1,6 +1,7 @@
 //! A hostile tenant against the real HTTP service: it scripts its own
-//! model and confirms every call, so only the sandbox stands between it
-//! and the server's key, database, environment and other users' files.
+//! model and confirms every call (in the default mode: reads run, the
+//! rest asks), so only the sandbox stands between it and the server's
+//! key, database, environment and other users' files.
 
 use oxiscope_server::KEY_FILE;
 use oxiscope_test_support::{OpenAiScript, ScriptedResponse};
@@ -23,20 +24,6 @@ fn round(calls: &[(&str, Value)]) -> ScriptedResponse {
             .tool_args(i, args.to_string());
     }
     script.finish("tool_calls").usage(10, 5, 0).response()
-}
-
-/// A session of `user` in `bypass` mode (the tenant allows everything).
-async fn bypass_session(h: &Harness, user: &str) -> Setup {
-    let s = h.setup(user).await;
-    let (code, body) = h
-        .post(
-            "/sessions/",
-            user,
-            json!({"agent_id": s.agent_id, "permission_mode": "bypass"}),
-        )
-        .await;
-    assert_eq!(code, 201, "{body}");
-    s
 }
 
 /// Sends `input` and answers every confirmation with yes until the reply
@@ -88,7 +75,7 @@ async fn a_tenant_that_confirms_everything_reaches_nothing_of_the_server() {
     std::fs::create_dir_all(&bob_dir).unwrap();
     std::fs::write(bob_dir.join("private.txt"), BOB_CANARY).unwrap();
 
-    let s = bypass_session(&h, "alice").await;
+    let s = h.setup("alice").await;
     let alice_dir = h.workspace_dir("alice", &s.agent_id);
     let key = data.join(KEY_FILE).display().to_string();
     let bob_file = bob_dir.join("private.txt").display().to_string();
@@ -217,7 +204,7 @@ async fn two_users_naming_the_same_workspace_get_different_directories() {
             .post(
                 "/sessions/",
                 user,
-                json!({"agent_id": s.agent_id, "workspace_id": "shared", "permission_mode": "bypass",
+                json!({"agent_id": s.agent_id, "workspace_id": "shared",
                        "chat_model_config": {"type": "openai_credential", "credential_id": s.credential_id, "model": "gpt-4.1", "parameters": {}}}),
             )
             .await;

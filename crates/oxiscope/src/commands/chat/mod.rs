@@ -76,6 +76,7 @@ pub(crate) struct ChatArgs {
 
 /// Runs `oxiscope chat`.
 pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
+    crate::logging::init_console();
     let config_path = settings::config_path()?;
     let file = settings::load_config(&config_path)?;
     let env = |k: &str| std::env::var(k).ok();

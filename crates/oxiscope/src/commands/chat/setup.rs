@@ -54,6 +54,7 @@ pub(crate) async fn agent(
         AGENT_ID,
         session_key,
         &system_prompt(),
+        None,
     )
     .await?;
     for (server, error) in &mcp.failed {

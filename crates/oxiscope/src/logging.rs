@@ -1,0 +1,108 @@
+//! Diagnostic logs on stderr: a `tracing` subscriber for `oxiscope serve`
+//! (info by default, text or JSON lines) and `oxiscope chat` (warnings only,
+//! so the console and `-p` output stay as they are).
+//!
+//! The level comes from `--log-level`, else `RUST_LOG`, else the command's
+//! default. Either takes a level (`debug`) or `tracing` filter directives
+//! (`info,oxiscope_server=debug`).
+
+use anyhow::Context as _;
+use clap::Args;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::LevelFilter;
+
+/// The environment variable read when `--log-level` is not given.
+const FILTER_ENV: &str = "RUST_LOG";
+
+/// `--log-level` and `--log-format`.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct LogArgs {
+    /// What to log: error, warn, info, debug or trace, or filter directives
+    /// such as `info,oxiscope_server=debug` [env: RUST_LOG; default: info].
+    #[arg(long, value_name = "FILTER")]
+    pub(crate) log_level: Option<String>,
+    /// How log lines are written to stderr: `text`, or `json` (one object
+    /// per line).
+    #[arg(long, value_enum, default_value_t)]
+    pub(crate) log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line, with the current span's fields.
+    Json,
+}
+
+/// Installs the subscriber of `oxiscope serve`.
+///
+/// # Errors
+/// An invalid `--log-level`.
+pub(crate) fn init_service(args: &LogArgs) -> anyhow::Result<()> {
+    let filter = filter(args.log_level.as_deref(), "info")?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // A subscriber already set (never, in the binary) keeps logging.
+    let _ = match args.log_format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+    Ok(())
+}
+
+/// Installs the subscriber of `oxiscope chat`: warnings and errors on
+/// stderr unless `RUST_LOG` asks for more.
+pub(crate) fn init_console() {
+    // `RUST_LOG` is read leniently: a console must start even with a
+    // filter meant for another program.
+    let filter = std::env::var(FILTER_ENV)
+        .ok()
+        .filter(|f| !f.trim().is_empty())
+        .map_or_else(|| EnvFilter::new("warn"), EnvFilter::new);
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// The filter: `flag`, else `RUST_LOG`, else `default`.
+fn filter(flag: Option<&str>, default: &str) -> anyhow::Result<EnvFilter> {
+    if let Some(directives) = flag {
+        return parse(directives).with_context(|| format!("invalid --log-level {directives:?}"));
+    }
+    match std::env::var(FILTER_ENV) {
+        Ok(directives) if !directives.trim().is_empty() => {
+            parse(&directives).with_context(|| format!("invalid {FILTER_ENV} {directives:?}"))
+        }
+        _ => Ok(EnvFilter::new(default)),
+    }
+}
+
+/// A level or filter directives. A lone word must be a level: `tracing`
+/// would read a misspelt level as the name of a module to log in full.
+fn parse(directives: &str) -> anyhow::Result<EnvFilter> {
+    let lone_word = !directives.contains(['=', ',', '[', ':']);
+    if lone_word && directives.trim().parse::<LevelFilter>().is_err() {
+        anyhow::bail!("expected error, warn, info, debug, trace or off, or filter directives");
+    }
+    Ok(EnvFilter::try_new(directives.trim())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_level_flag_is_an_error_and_a_good_one_wins() {
+        assert!(filter(Some("loud"), "info").is_err());
+        assert!(filter(Some("info,oxiscope_server=[{"), "info").is_err());
+        let f = filter(Some("debug"), "info").unwrap();
+        assert_eq!(f.to_string(), "debug");
+        let f = filter(Some("warn,oxiscope_server=debug"), "info").unwrap();
+        assert!(f.to_string().contains("oxiscope_server=debug"), "{f}");
+    }
+}

@@ -1,0 +1,163 @@
+//! [`TenantPolicy`]: what the operator lets tenants choose.
+//!
+//! A tenant controls its model and answers its own confirmations, so the
+//! permission engine protects a tenant from its model, never the server
+//! from the tenant. The operator decides which permission modes tenants
+//! may pick, which rules a confirmation may add, and whether tenants'
+//! messages may name remote media; a request outside the policy gets a
+//! `403` naming the setting.
+
+use oxiscope_agent::AgentState;
+use oxiscope_message::{PermissionRule, ToolCallState, UserConfirmResultEvent};
+use oxiscope_permission::PermissionMode;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ApiError, ApiResult};
+
+/// The operator's rules for tenants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TenantPolicy {
+    /// The permission modes agents and sessions may use (`allowed_modes`).
+    pub allowed_modes: Vec<PermissionMode>,
+    /// The most rules one confirmed call may add (`max_confirm_rules`);
+    /// each must be one the agent suggested for that very call.
+    pub max_confirm_rules: usize,
+    /// Whether messages may carry `http(s)` media URLs for the server to
+    /// download (`remote_media`; public addresses only either way).
+    pub remote_media: bool,
+}
+
+impl Default for TenantPolicy {
+    /// Every mode but `bypass`, 4 rules per confirmed call, remote media
+    /// allowed.
+    fn default() -> Self {
+        Self {
+            allowed_modes: PermissionMode::ALL
+                .into_iter()
+                .filter(|m| *m != PermissionMode::Bypass)
+                .collect(),
+            max_confirm_rules: 4,
+            remote_media: true,
+        }
+    }
+}
+
+impl TenantPolicy {
+    /// `403` unless `mode` is allowed.
+    ///
+    /// # Errors
+    /// [`ApiError::Forbidden`] naming the setting.
+    pub fn check_mode(&self, mode: PermissionMode) -> ApiResult<()> {
+        if self.allowed_modes.contains(&mode) {
+            return Ok(());
+        }
+        let allowed: Vec<&str> = self.allowed_modes.iter().map(|m| m.as_str()).collect();
+        Err(ApiError::Forbidden(format!(
+            "The permission mode {:?} is not allowed on this server (operator policy \
+             allowed_modes: {}).",
+            mode.as_str(),
+            allowed.join(", ")
+        )))
+    }
+
+    /// The mode a stored state runs with: its own when allowed, else
+    /// `default` (a state saved before the policy changed).
+    #[must_use]
+    pub fn effective_mode(&self, mode: PermissionMode) -> PermissionMode {
+        if self.allowed_modes.contains(&mode) {
+            mode
+        } else {
+            PermissionMode::Default
+        }
+    }
+
+    /// `403` unless every rule a confirmation adds is one the agent
+    /// suggested for the call it confirms, within the per-call maximum.
+    ///
+    /// # Errors
+    /// [`ApiError::Forbidden`] naming the setting.
+    pub fn check_confirm(
+        &self,
+        state: &AgentState,
+        event: &UserConfirmResultEvent,
+    ) -> ApiResult<()> {
+        let calls = state
+            .reply_msg()
+            .map(|m| m.tool_calls().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        for answer in &event.confirm_results {
+            let rules = answer.rules.as_deref().unwrap_or_default();
+            if rules.is_empty() {
+                continue;
+            }
+            if !answer.confirmed {
+                return Err(ApiError::Forbidden(
+                    "A denied call cannot add permission rules (operator policy \
+                     max_confirm_rules)."
+                        .to_owned(),
+                ));
+            }
+            if rules.len() > self.max_confirm_rules {
+                return Err(ApiError::Forbidden(format!(
+                    "A confirmation may add at most {} rules per call (operator policy \
+                     max_confirm_rules); {} were sent for {}.",
+                    self.max_confirm_rules,
+                    rules.len(),
+                    answer.tool_call.name
+                )));
+            }
+            let suggested: &[PermissionRule] = calls
+                .iter()
+                .find(|c| c.id == answer.tool_call.id && c.state == ToolCallState::Asking)
+                .map(|c| c.suggested_rules.as_slice())
+                .unwrap_or_default();
+            if let Some(foreign) = rules.iter().find(|r| !suggested.iter().any(|s| same(s, r))) {
+                return Err(ApiError::Forbidden(format!(
+                    "The rule {}({}) was not suggested for the confirmed call {} (operator \
+                     policy: a confirmation may only add the rules suggested for its call).",
+                    foreign.tool_name,
+                    foreign.rule_content.as_deref().unwrap_or_default(),
+                    answer.tool_call.id
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether two rules say the same thing (their sources may differ).
+fn same(a: &PermissionRule, b: &PermissionRule) -> bool {
+    a.tool_name == b.tool_name && a.rule_content == b.rule_content && a.behavior == b.behavior
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bypass_is_refused_by_default_and_stored_states_fall_back() {
+        let policy = TenantPolicy::default();
+        assert!(policy.check_mode(PermissionMode::Default).is_ok());
+        let err = policy.check_mode(PermissionMode::Bypass).unwrap_err();
+        assert!(err.to_string().contains("allowed_modes"), "{err}");
+        assert_eq!(err.status(), axum::http::StatusCode::FORBIDDEN);
+        assert_eq!(
+            policy.effective_mode(PermissionMode::Bypass),
+            PermissionMode::Default
+        );
+    }
+
+    #[test]
+    fn a_policy_file_reads_with_snake_case_modes() {
+        let policy: TenantPolicy =
+            toml_like(r#"{"allowed_modes": ["default", "dont_ask"], "max_confirm_rules": 1}"#);
+        assert_eq!(policy.allowed_modes.len(), 2);
+        assert!(policy.remote_media);
+        assert!(serde_json::from_str::<TenantPolicy>(r#"{"alowed_modes": []}"#).is_err());
+    }
+
+    fn toml_like(json: &str) -> TenantPolicy {
+        serde_json::from_str(json).unwrap()
+    }
+}

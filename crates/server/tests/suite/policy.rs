@@ -1,0 +1,297 @@
+//! The operator's policy and the fields that used to be accepted and
+//! ignored: permission modes, confirmation rules, one session per user,
+//! agent and workspace, agents taking their sessions along.
+
+use oxiscope_server::TenantPolicy;
+use oxiscope_test_support::OpenAiScript;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::chat::user_msg;
+use super::common::{Harness, text_answer};
+
+#[tokio::test]
+async fn bypass_is_refused_unless_the_operator_allows_it() {
+    let h = Harness::start().await;
+    let s = h.setup("u").await;
+    let (code, body) = h
+        .post(
+            "/agent/",
+            "u",
+            json!({"name": "x", "system_prompt": "y", "permission_mode": "bypass"}),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["detail"].as_str().unwrap().contains("allowed_modes"),
+        "{body}"
+    );
+    let (code, body) = h
+        .post(
+            "/sessions/",
+            "u",
+            json!({"agent_id": s.agent_id, "workspace_id": "other", "permission_mode": "bypass"}),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    let (code, body) = h
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
+            "u",
+            Some(json!({"permission_mode": "bypass"})),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    // An unknown mode is a validation error, not a policy one.
+    let (code, _) = h
+        .post(
+            "/agent/",
+            "u",
+            json!({"name": "x", "system_prompt": "y", "permission_mode": "yolo"}),
+        )
+        .await;
+    assert_eq!(code, 422);
+
+    let mut open = TenantPolicy::default();
+    open.allowed_modes
+        .push(oxiscope_permission::PermissionMode::Bypass);
+    let h = Harness::start_with_policy(open).await;
+    let (code, body) = h
+        .post(
+            "/agent/",
+            "u",
+            json!({"name": "x", "system_prompt": "y", "permission_mode": "bypass"}),
+        )
+        .await;
+    assert_eq!(code, 201, "{body}");
+}
+
+/// Parks a reply on a Write call that asks for confirmation; returns the
+/// REQUIRE_USER_CONFIRM event.
+async fn park_write(h: &Harness, s: &super::common::Setup) -> Value {
+    let path = h.tool_dir("u", &s.agent_id).join("note.txt");
+    h.fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_1", "Write")
+            .tool_args(0, json!({"file_path": path, "content": "x"}).to_string())
+            .finish("tool_calls")
+            .usage(10, 5, 0)
+            .response(),
+    );
+    let mut sse = h.subscribe("u", s, None).await;
+    let (code, _) = h.chat("u", s, user_msg("write")).await;
+    assert_eq!(code, 200);
+    let events = sse.until("REQUIRE_USER_CONFIRM").await;
+    assert_eq!(h.wait_not_running("u", s).await, "awaiting_permission");
+    events.last().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_confirmation_may_only_add_the_rules_suggested_for_its_call() {
+    let h = Harness::start().await;
+    let s = h.setup("u").await;
+    let ask = park_write(&h, &s).await;
+    let call = ask["tool_calls"][0].clone();
+    let suggested = call["suggested_rules"].clone();
+    assert!(
+        !suggested.as_array().unwrap().is_empty(),
+        "the agent suggests a rule for the write: {call}"
+    );
+    let confirm = |rules: Value| {
+        json!({"type": "USER_CONFIRM_RESULT", "reply_id": ask["reply_id"],
+               "confirm_results": [{"confirmed": true, "tool_call": call, "rules": rules}]})
+    };
+    // A rule allowing every Bash command rides along: refused, nothing
+    // changes.
+    let foreign = json!([{"tool_name": "Bash", "rule_content": null, "behavior": "allow", "source": "session"}]);
+    let (code, body) = h.chat("u", &s, confirm(foreign)).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["detail"].as_str().unwrap().contains("suggested"),
+        "{body}"
+    );
+    let too_many = Value::Array(vec![suggested[0].clone(); 5]);
+    let (code, body) = h.chat("u", &s, confirm(too_many)).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("max_confirm_rules"),
+        "{body}"
+    );
+    assert_eq!(h.status("u", &s).await, "awaiting_permission");
+
+    // The suggested rule is fine.
+    h.fake.push(text_answer("Written."));
+    let (code, body) = h.chat("u", &s, confirm(suggested.clone())).await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(h.wait_not_running("u", &s).await, "idle");
+    let stored = h
+        .state
+        .storage()
+        .get_session("u", &s.session_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let rules = &stored.state["permission_context"]["allow_rules"];
+    assert!(
+        rules
+            .to_string()
+            .contains(suggested[0]["tool_name"].as_str().unwrap()),
+        "{rules}"
+    );
+    assert!(!rules.to_string().contains("\"Bash\""), "{rules}");
+}
+
+#[tokio::test]
+async fn concurrent_creates_of_one_session_make_one() {
+    let h = std::sync::Arc::new(Harness::start().await);
+    let s = h.setup("u").await;
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let h = std::sync::Arc::clone(&h);
+        let agent = s.agent_id.clone();
+        tasks.push(tokio::spawn(async move {
+            h.post(
+                "/sessions/",
+                "u",
+                json!({"agent_id": agent, "workspace_id": "race", "name": format!("n{i}")}),
+            )
+            .await
+        }));
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    for task in tasks {
+        let (code, body) = task.await.unwrap();
+        assert_eq!(code, 201, "{body}");
+        ids.insert(body["session_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(ids.len(), 1, "{ids:?}");
+}
+
+#[tokio::test]
+async fn deleting_an_agent_takes_its_sessions_along() {
+    let h = Harness::start().await;
+    let s = h.setup("u").await;
+    h.fake.push(text_answer("hi"));
+    let (code, _) = h.chat("u", &s, user_msg("hello")).await;
+    assert_eq!(code, 200);
+    h.wait_not_running("u", &s).await;
+    let resp = h
+        .call(
+            reqwest::Method::DELETE,
+            &format!("/agent/{}", s.agent_id),
+            "u",
+            None,
+        )
+        .await;
+    assert_eq!(resp.0, 204, "{}", resp.1);
+    assert!(
+        h.state
+            .storage()
+            .get_session("u", &s.session_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let (code, _) = h
+        .get(
+            &format!(
+                "/sessions/{}/messages?agent_id={}",
+                s.session_id, s.agent_id
+            ),
+            "u",
+        )
+        .await;
+    assert_eq!(code, 404);
+}
+
+#[tokio::test]
+async fn the_fallback_model_answers_when_the_first_fails() {
+    let h = Harness::start().await;
+    let s = h.setup("u").await;
+    // A second endpoint that refuses every request.
+    let broken = oxiscope_test_support::FakeServer::start().await.unwrap();
+    broken.push(oxiscope_test_support::ScriptedResponse::json(
+        401,
+        &json!({"error": {"message": "bad key", "type": "invalid_request_error"}}),
+    ));
+    let (code, c) = h
+        .post(
+            "/credential/",
+            "u",
+            json!({"data": {"type": "openai_credential", "name": "broken", "api_key": "sk-broken", "base_url": broken.url("/v1")}}),
+        )
+        .await;
+    assert_eq!(code, 201, "{c}");
+    let model = |credential: &Value| json!({"type": "openai_credential", "credential_id": credential, "model": "gpt-4.1", "parameters": {}});
+    let (code, body) = h
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
+            "u",
+            Some(json!({"chat_model_config": model(&c["credential_id"]),
+                        "fallback_chat_model_config": model(&json!(s.credential_id))})),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    h.fake.push(text_answer("from the fallback"));
+    let mut sse = h.subscribe("u", &s, None).await;
+    let (code, _) = h.chat("u", &s, user_msg("hi")).await;
+    assert_eq!(code, 200);
+    let events = sse.until("REPLY_END").await;
+    assert_eq!(
+        events.last().unwrap()["finished_reason"],
+        "completed",
+        "{events:?}"
+    );
+    assert!(sse.raw.iter().any(|r| r.contains("from the fallback")));
+    assert_eq!(broken.request_count(), 1);
+}
+
+#[tokio::test]
+async fn the_sessions_cwd_is_honoured_inside_the_workspace_or_refused() {
+    let h = Harness::start().await;
+    let s = h.setup("u").await;
+    let path = format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id);
+    let patch = |cwd: &str| {
+        h.call(
+            reqwest::Method::PATCH,
+            &path,
+            "u",
+            Some(json!({"cwd": cwd})),
+        )
+    };
+    for bad in ["../other", "/etc", "/workspace/../x"] {
+        let (code, body) = patch(bad).await;
+        assert_eq!(code, 422, "{bad}: {body}");
+    }
+    std::fs::create_dir_all(h.workspace_dir("u", &s.agent_id).join("sub")).unwrap();
+    let (code, body) = patch("/workspace/sub").await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["config"]["cwd"], "sub", "{body}");
+    h.fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_1", "Bash")
+            .tool_args(0, json!({"command": "pwd"}).to_string())
+            .finish("tool_calls")
+            .usage(10, 5, 0)
+            .response(),
+    );
+    h.fake.push(text_answer("done"));
+    let mut sse = h.subscribe("u", &s, None).await;
+    let (code, _) = h.chat("u", &s, user_msg("where am I?")).await;
+    assert_eq!(code, 200);
+    sse.until("REPLY_END").await;
+    let expected = h.tool_dir("u", &s.agent_id).join("sub");
+    let asked = h.fake.requests().last().unwrap().body_text();
+    assert!(asked.contains(&*expected.to_string_lossy()), "{asked}");
+    // A cwd that is gone is a clear error, not a run elsewhere.
+    let (code, _) = patch("missing").await;
+    assert_eq!(code, 200);
+    let (code, body) = h.chat("u", &s, user_msg("again")).await;
+    assert_eq!(code, 400, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("cwd"), "{body}");
+}
