@@ -58,6 +58,14 @@ pub(crate) struct ServeArgs {
     /// server fetches them from public addresses only).
     #[arg(long)]
     no_remote_media: bool,
+    /// Events kept per session for late SSE subscribers (the oldest go
+    /// first).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    replay_limit: usize,
+    /// Inputs that may wait per session while a run is active; one more
+    /// is answered 429.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    inbox_limit: usize,
     /// The bubblewrap program (default: `bwrap` on `PATH`).
     #[arg(long, value_name = "PATH", default_value = "bwrap")]
     bwrap: PathBuf,
@@ -193,7 +201,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {}", args.addr))?;
     let addr = listener.local_addr()?;
-    let config = ServerConfig::new(&dir)
+    let mut config = ServerConfig::new(&dir);
+    config.replay_limit = args.replay_limit;
+    config.inbox_limit = args.inbox_limit;
+    let config = config
         .with_workspace(workspace)
         .with_isolation(args.isolation)
         .with_policy(policy)

@@ -93,13 +93,6 @@ pub(crate) fn command_args(
     for file in etc {
         push(&mut args, &["--ro-bind-try", file, file]);
     }
-    for extra in &config.ro_binds {
-        args.extend([
-            "--ro-bind-try".into(),
-            extra.clone().into_os_string(),
-            extra.clone().into_os_string(),
-        ]);
-    }
     // Memory-backed directories are sized: a tenant cannot fill the
     // host's memory through them.
     let tmp = config.limits.tmpfs_size.to_string();
@@ -110,6 +103,14 @@ pub(crate) fn command_args(
             "--tmpfs", "/dev/shm",
         ],
     );
+    // After the tmpfs mounts, so a path under /tmp stays visible.
+    for extra in &config.ro_binds {
+        args.extend([
+            "--ro-bind-try".into(),
+            extra.clone().into_os_string(),
+            extra.clone().into_os_string(),
+        ]);
+    }
     args.extend([
         "--bind".into(),
         host_root.as_os_str().to_owned(),

@@ -72,7 +72,7 @@ pub(crate) fn mcp_servers() -> Option<PathBuf> {
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if script.is_file() {
-        return Some(dir);
+        return Some(visible_to_sandbox(&dir));
     }
     let why = format!(
         "the MCP test server is not installed ({} missing); run `npm ci --prefix crates/mcp/tests/servers`",
@@ -84,4 +84,43 @@ pub(crate) fn mcp_servers() -> Option<PathBuf> {
     );
     let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
     None
+}
+
+/// `dir` itself when anyone may pass through its parents (a sandbox
+/// started by root runs as `nobody`), else a copy of it under the
+/// temporary directory (a checkout under a private home, say).
+fn visible_to_sandbox(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt as _;
+    let passable = dir
+        .ancestors()
+        .skip(1)
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.mode() & 0o001 != 0));
+    if passable {
+        return dir.to_path_buf();
+    }
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let to = std::env::temp_dir().join(format!("oxiscope-mcp-servers-{}", std::process::id()));
+        copy_tree(dir, &to);
+        to
+    })
+    .clone()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let target = to.join(entry.file_name());
+        if kind.is_symlink() {
+            let link = std::fs::read_link(entry.path()).unwrap();
+            let _ = std::os::unix::fs::symlink(link, &target);
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }
