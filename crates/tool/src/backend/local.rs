@@ -104,11 +104,7 @@ impl ExecBackend for LocalBackend {
         async move {
             self.check(path).await?;
             let meta = tokio::fs::metadata(path).await?;
-            Ok(FileMeta {
-                len: meta.len(),
-                modified: mtime_of(&meta),
-                is_dir: meta.is_dir(),
-            })
+            Ok(FileMeta::of(&meta))
         }
         .boxed()
     }

@@ -33,6 +33,18 @@ pub struct FileMeta {
     pub is_dir: bool,
 }
 
+impl FileMeta {
+    /// What `meta` says of a file.
+    #[must_use]
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        Self {
+            len: meta.len(),
+            modified: local::mtime_of(meta),
+            is_dir: meta.is_dir(),
+        }
+    }
+}
+
 /// A shell command to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecRequest {

@@ -115,15 +115,7 @@ impl ExecBackend for SandboxBackend {
             let rel = relative(path)?;
             let root = self.root.clone();
             let meta = blocking(move || root.metadata(&rel)).await?;
-            Ok(FileMeta {
-                len: meta.len(),
-                modified: meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0.0, |d| d.as_secs_f64()),
-                is_dir: meta.is_dir(),
-            })
+            Ok(FileMeta::of(&meta))
         }
         .boxed()
     }

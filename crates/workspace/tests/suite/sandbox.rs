@@ -31,6 +31,28 @@ async fn run_for(backend: &dyn ExecBackend, command: &str, timeout: Duration) ->
         .unwrap()
 }
 
+/// A search with the defaults the tests do not vary.
+fn grep_request(
+    pattern: impl Into<String>,
+    root: impl Into<std::path::PathBuf>,
+    mode: GrepMode,
+    line_numbers: bool,
+) -> GrepRequest {
+    GrepRequest {
+        pattern: pattern.into(),
+        root: root.into(),
+        mode,
+        glob: None,
+        file_type: None,
+        before: 0,
+        after: 0,
+        line_numbers,
+        case_insensitive: false,
+        multiline: false,
+        max_entries: 100,
+    }
+}
+
 fn text(out: &ExecOutput) -> String {
     String::from_utf8_lossy(&out.output).into_owned()
 }
@@ -169,38 +191,19 @@ async fn the_file_tools_refuse_every_way_out() {
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
     // Searches through the links find nothing outside.
     let found = backend
-        .grep(GrepRequest {
-            pattern: "HOST-SECRET".into(),
-            root: "/workspace".into(),
-            mode: GrepMode::FilesWithMatches,
-            glob: None,
-            file_type: None,
-            before: 0,
-            after: 0,
-            line_numbers: false,
-            case_insensitive: false,
-            multiline: false,
-            max_entries: 100,
-        })
+        .grep(grep_request(
+            "HOST-SECRET",
+            "/workspace",
+            GrepMode::FilesWithMatches,
+            false,
+        ))
         .await
         .unwrap();
     assert!(found.entries.is_empty(), "{:?}", found.entries);
     for root in ["/workspace/slash", "/workspace/up", "/workspace/key", "/"] {
         assert!(
             backend
-                .grep(GrepRequest {
-                    pattern: "x".into(),
-                    root: root.into(),
-                    mode: GrepMode::FilesWithMatches,
-                    glob: None,
-                    file_type: None,
-                    before: 0,
-                    after: 0,
-                    line_numbers: false,
-                    case_insensitive: false,
-                    multiline: false,
-                    max_entries: 100,
-                })
+                .grep(grep_request("x", root, GrepMode::FilesWithMatches, false))
                 .await
                 .is_err(),
             "grep under {root}"
@@ -243,19 +246,12 @@ async fn file_tools_work_inside_and_name_paths_as_the_sandbox_sees_them() {
     let out = run(&*backend, "cat notes/a.txt").await;
     assert_eq!(text(&out), "needle here\n");
     let found = backend
-        .grep(GrepRequest {
-            pattern: "needle".into(),
-            root: "/workspace".into(),
-            mode: GrepMode::Content,
-            glob: None,
-            file_type: None,
-            before: 0,
-            after: 0,
-            line_numbers: true,
-            case_insensitive: false,
-            multiline: false,
-            max_entries: 100,
-        })
+        .grep(grep_request(
+            "needle",
+            "/workspace",
+            GrepMode::Content,
+            true,
+        ))
         .await
         .unwrap();
     let mut entries = found.entries.clone();
@@ -268,19 +264,12 @@ async fn file_tools_work_inside_and_name_paths_as_the_sandbox_sees_them() {
         ]
     );
     let file = backend
-        .grep(GrepRequest {
-            pattern: "needle".into(),
-            root: "/workspace/src/lib.rs".into(),
-            mode: GrepMode::FilesWithMatches,
-            glob: None,
-            file_type: None,
-            before: 0,
-            after: 0,
-            line_numbers: false,
-            case_insensitive: false,
-            multiline: false,
-            max_entries: 100,
-        })
+        .grep(grep_request(
+            "needle",
+            "/workspace/src/lib.rs",
+            GrepMode::FilesWithMatches,
+            false,
+        ))
         .await
         .unwrap();
     assert_eq!(file.entries, ["/workspace/src/lib.rs"]);
@@ -478,19 +467,12 @@ async fn searches_never_follow_a_directory_swapped_for_a_link_mid_walk() {
     let mut leaked = Vec::new();
     for _ in 0..150 {
         let found = backend
-            .grep(GrepRequest {
-                pattern: "SECRET|inside".into(),
-                root: "/workspace".into(),
-                mode: GrepMode::Content,
-                glob: None,
-                file_type: None,
-                before: 0,
-                after: 0,
-                line_numbers: false,
-                case_insensitive: false,
-                multiline: false,
-                max_entries: 100,
-            })
+            .grep(grep_request(
+                "SECRET|inside",
+                "/workspace",
+                GrepMode::Content,
+                false,
+            ))
             .await;
         if let Ok(found) = found {
             leaked.extend(found.entries.into_iter().filter(|e| e.contains("SECRET")));
