@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::body::BodyStream;
 use crate::builder::{HttpClientBuilder, Settings};
-use crate::error::{DecodeError, Error, Result, StatusError};
+use crate::error::{DecodeError, Error, Result, StatusError, endpoint_of};
 use crate::ndjson::{LineStream, NdjsonStream};
 use crate::retry::{RetryPolicy, parse_retry_after};
 use crate::sse::SseStream;
@@ -273,7 +273,17 @@ impl HttpClient {
             let Some(next) = spare.filter(|_| err.is_retryable()) else {
                 return Err(err);
             };
-            tokio::time::sleep(policy.delay(attempt, err.retry_after())).await;
+            let delay = policy.delay(attempt, err.retry_after());
+            // Retries are visible: the console shows warnings on stderr.
+            tracing::warn!(
+                endpoint = %endpoint_of(next.url()),
+                attempt,
+                max_attempts = policy.max_attempts,
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                "retrying in {delay:.1?} (attempt {attempt} of {} failed): {err}",
+                policy.max_attempts,
+            );
+            tokio::time::sleep(delay).await;
             request = next;
             attempt += 1;
         }
@@ -287,9 +297,21 @@ impl HttpClient {
         redirects: bool,
     ) -> Result<Response> {
         let timeout = self.settings.response_timeout;
+        let endpoint = endpoint_of(request.url());
         let response = match tokio::time::timeout(timeout, client.execute(request)).await {
-            Err(_elapsed) => return Err(Error::Timeout { after: timeout }),
-            Ok(Err(err)) => return Err(Error::from_send(err, timeout)),
+            Err(_elapsed) => {
+                return Err(Error::Timeout {
+                    after: timeout,
+                    endpoint,
+                });
+            }
+            Ok(Err(err)) => {
+                return Err(Error::from_send(
+                    err,
+                    timeout,
+                    self.settings.connect_timeout,
+                ));
+            }
             Ok(Ok(response)) => response,
         };
         let status = response.status();

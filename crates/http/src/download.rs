@@ -135,6 +135,7 @@ impl HttpClient {
     /// Dropping the future abandons the download.
     pub async fn download(&self, url: impl IntoUrl, options: &DownloadOptions) -> Result<Download> {
         let request = self.get(url).build().map_err(invalid_request)?;
+        let endpoint = crate::error::endpoint_of(request.url());
         let download = async {
             let response = match options.destinations {
                 Destinations::Any => self.send_built(request).await?,
@@ -146,6 +147,7 @@ impl HttpClient {
             .await
             .unwrap_or(Err(Error::Timeout {
                 after: options.timeout,
+                endpoint,
             }))
     }
 

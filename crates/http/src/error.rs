@@ -43,18 +43,31 @@ pub enum Error {
     },
 
     /// The connection could not be made, or broke before the response headers arrived.
-    #[error("connection failed: {source}")]
+    ///
+    /// The message says what failed, where, and what to check:
+    /// `connection refused by http://127.0.0.1:8080: is the server running at
+    /// http://127.0.0.1:8080?`.
+    #[error("{}", connect_message(*kind, endpoint, source))]
     Connect {
+        /// What failed.
+        kind: ConnectFailure,
+        /// Where: `scheme://host:port`, never a path, query or credentials.
+        endpoint: String,
         /// The transport error.
         #[source]
         source: BoxError,
     },
 
     /// No response (headers, or a whole bounded download) arrived within the time allowed.
-    #[error("no response within {after:?}")]
+    #[error(
+        "no response from {endpoint} within {after:?}: the server accepted the connection \
+         but did not answer in time"
+    )]
     Timeout {
         /// The time that was allowed.
         after: Duration,
+        /// Where: `scheme://host:port`, never a path, query or credentials.
+        endpoint: String,
     },
 
     /// A response body went silent: no chunk arrived within the idle timeout.
@@ -101,6 +114,135 @@ pub enum Error {
         /// What could not be decoded.
         kind: DecodeError,
     },
+}
+
+/// Why a connection could not be made (or broke before the response headers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectFailure {
+    /// Nothing listens at the address: the server is not running, or the port is wrong.
+    Refused,
+    /// The host name could not be resolved.
+    Dns,
+    /// The TLS handshake failed: not an HTTPS server, or a certificate problem.
+    Tls,
+    /// No connection could be opened within the connect timeout.
+    TimedOut {
+        /// The connect timeout.
+        after: Duration,
+    },
+    /// Anything else (a reset, a broken connection, a proxy failure).
+    Other,
+}
+
+/// The message of [`Error::Connect`]: what failed, where, and a hint.
+fn connect_message(kind: ConnectFailure, endpoint: &str, source: &BoxError) -> String {
+    match kind {
+        ConnectFailure::Refused => {
+            format!("connection refused by {endpoint}: is the server running at {endpoint}?")
+        }
+        ConnectFailure::Dns => format!(
+            "cannot resolve the host of {endpoint} ({}): check the host name and your \
+             network or proxy settings",
+            innermost(source.as_ref())
+        ),
+        ConnectFailure::Tls => format!(
+            "TLS handshake with {endpoint} failed ({}): does the server speak HTTPS on that \
+             port, with a valid certificate?",
+            innermost(source.as_ref())
+        ),
+        ConnectFailure::TimedOut { after } => format!(
+            "no connection to {endpoint} within {after:?}: is the host reachable (address, \
+             firewall, proxy)?"
+        ),
+        ConnectFailure::Other => format!(
+            "connection to {endpoint} failed: {}",
+            innermost(source.as_ref())
+        ),
+    }
+}
+
+/// The message of the deepest error in a source chain: the most specific one.
+fn innermost(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = err;
+    while let Some(next) = source_of(last) {
+        last = next;
+    }
+    last.to_string()
+}
+
+/// The source of `err`, looking inside `io::Error`s that wrap another error (their
+/// `source()` skips the wrapped error itself).
+fn source_of<'e>(
+    err: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e (dyn std::error::Error + 'static)> {
+    if let Some(io) = err.downcast_ref::<std::io::Error>()
+        && let Some(inner) = io.get_ref()
+    {
+        return Some(inner);
+    }
+    err.source()
+}
+
+/// Classifies a transport error that happened while connecting.
+fn classify(err: &reqwest::Error, connect_timeout: Duration) -> ConnectFailure {
+    let mut chain: Vec<&(dyn std::error::Error + 'static)> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        chain.push(e);
+        next = source_of(e);
+    }
+    if err.is_timeout() {
+        return ConnectFailure::TimedOut {
+            after: connect_timeout,
+        };
+    }
+    let io_kind = |kind: std::io::ErrorKind| {
+        chain.iter().any(|e| {
+            e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == kind)
+        })
+    };
+    // Not the first error: reqwest's own message names the URL, which may say anything.
+    let says = |needle: &str| {
+        chain
+            .iter()
+            .skip(1)
+            .any(|e| e.to_string().to_ascii_lowercase().contains(needle))
+    };
+    if io_kind(std::io::ErrorKind::ConnectionRefused) {
+        ConnectFailure::Refused
+    } else if says("dns error")
+        || says("failed to lookup address")
+        || says("name or service not known")
+        || says("no such host")
+    {
+        ConnectFailure::Dns
+    } else if chain
+        .iter()
+        .any(|e| e.downcast_ref::<rustls::Error>().is_some())
+        || says("tls")
+        || says("certificate")
+    {
+        ConnectFailure::Tls
+    } else if io_kind(std::io::ErrorKind::TimedOut) {
+        ConnectFailure::TimedOut {
+            after: connect_timeout,
+        }
+    } else {
+        ConnectFailure::Other
+    }
+}
+
+/// Where a request went, for messages: `scheme://host:port`, without the path, the
+/// query or any credentials.
+#[must_use]
+pub fn endpoint_of(url: &url::Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    match url.port_or_known_default() {
+        Some(port) => format!("{}://{host}:{port}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    }
 }
 
 /// A non-success HTTP status, with what the server said about it.
@@ -286,9 +428,13 @@ impl Error {
     }
 
     /// Classifies a transport error that happened before the response headers arrived.
-    /// A connect timeout counts as a connection failure; `timeout` is the response
-    /// timeout, reported when the transport itself timed out waiting.
-    pub(crate) fn from_send(err: reqwest::Error, timeout: Duration) -> Self {
+    /// `timeout` is the response timeout, reported when the transport itself timed out
+    /// waiting for headers; `connect_timeout` the one reported for a connect timeout.
+    pub(crate) fn from_send(
+        err: reqwest::Error,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Self {
         if let Some(refused) = find_refusal(&err) {
             return Self::RefusedAddress {
                 url: err.url().map(ToString::to_string).unwrap_or_default(),
@@ -296,14 +442,22 @@ impl Error {
                 reason: refused.reason,
             };
         }
+        let endpoint = err
+            .url()
+            .map_or_else(|| "the server".to_owned(), endpoint_of);
         if err.is_builder() {
             Self::InvalidRequest {
                 source: Box::new(err),
             }
         } else if err.is_timeout() && !err.is_connect() {
-            Self::Timeout { after: timeout }
+            Self::Timeout {
+                after: timeout,
+                endpoint,
+            }
         } else {
             Self::Connect {
+                kind: classify(&err, connect_timeout),
+                endpoint,
                 source: Box::new(err),
             }
         }
@@ -352,6 +506,39 @@ mod tests {
 
     fn status_error(status: u16, body: &str) -> StatusError {
         StatusError::new(StatusCode::from_u16(status).unwrap(), body).with_request_id("req_1")
+    }
+
+    #[test]
+    fn endpoints_leave_out_path_query_and_credentials() {
+        let url = url::Url::parse("https://user:secret@api.example.com/v1/chat?key=sk-1").unwrap();
+        assert_eq!(endpoint_of(&url), "https://api.example.com:443");
+        let url = url::Url::parse("http://[::1]:11434/api").unwrap();
+        assert_eq!(endpoint_of(&url), "http://[::1]:11434");
+    }
+
+    #[test]
+    fn connect_messages_say_what_failed_where_and_what_to_check() {
+        let err = |kind| Error::Connect {
+            kind,
+            endpoint: "http://127.0.0.1:9".to_owned(),
+            source: std::io::Error::other("inner detail").into(),
+        };
+        assert_eq!(
+            err(ConnectFailure::Refused).to_string(),
+            "connection refused by http://127.0.0.1:9: is the server running at \
+             http://127.0.0.1:9?"
+        );
+        assert_eq!(
+            err(ConnectFailure::Other).to_string(),
+            "connection to http://127.0.0.1:9 failed: inner detail"
+        );
+        assert!(
+            err(ConnectFailure::TimedOut {
+                after: Duration::from_secs(10)
+            })
+            .to_string()
+            .starts_with("no connection to http://127.0.0.1:9 within 10s")
+        );
     }
 
     #[test]

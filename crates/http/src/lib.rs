@@ -62,7 +62,10 @@ pub use body::BodyStream;
 pub use builder::HttpClientBuilder;
 pub use client::HttpClient;
 pub use download::{Destinations, Download, DownloadOptions, MAX_REDIRECTS};
-pub use error::{BoxError, DecodeError, Error, Result, StatusError, is_retryable_status};
+pub use error::{
+    BoxError, ConnectFailure, DecodeError, Error, Result, StatusError, endpoint_of,
+    is_retryable_status,
+};
 pub use idle::IdleTimeout;
 pub use ndjson::{LineStream, NdjsonStream};
 pub use require_final::RequireFinal;

@@ -58,7 +58,9 @@ pub fn decide(
     match check.behavior {
         PermissionBehavior::Allow | PermissionBehavior::Deny => return check,
         PermissionBehavior::Ask if check.bypass_immune && mode != PermissionMode::Bypass => {
-            let ask = with_default_suggestions(check, policy, input, context);
+            // No allow rule can override a safety ask, so none is suggested
+            // (AgentScope suggests some; they would never take effect).
+            let ask = check.with_suggestions(Vec::new());
             return settle_ask(ask, tool, mode);
         }
         PermissionBehavior::Ask => pending_ask = Some(check),

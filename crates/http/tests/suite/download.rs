@@ -70,7 +70,7 @@ async fn slow_download_times_out() {
         .await
         .unwrap_err();
 
-    assert!(matches!(err, Error::Timeout { after } if after == Duration::from_millis(100)));
+    assert!(matches!(err, Error::Timeout { after, .. } if after == Duration::from_millis(100)));
 }
 
 #[tokio::test]

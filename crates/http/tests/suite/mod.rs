@@ -4,6 +4,7 @@ mod public_download;
 mod retry;
 mod send;
 mod sse;
+mod transport;
 
 /// Streams and the client can move to other tasks, as providers need.
 #[test]

@@ -205,7 +205,7 @@ async fn slow_response_headers_time_out() {
         .await
         .unwrap_err();
 
-    assert!(matches!(err, Error::Timeout { after } if after == Duration::from_millis(100)));
+    assert!(matches!(err, Error::Timeout { after, .. } if after == Duration::from_millis(100)));
 }
 
 #[tokio::test]

@@ -40,10 +40,28 @@ pub(crate) fn everything() -> Option<PathBuf> {
         std::env::var("CI").as_deref() != Ok("true"),
         "CI must run the real MCP servers: {why}"
     );
-    // Straight to the process's stderr, so the test harness's output
-    // capture cannot hide the skip.
-    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
+    skipped(&why);
     None
+}
+
+/// Says loudly that the running test skips, straight to the process's
+/// stderr (the harness's capture cannot hide it), and records it for
+/// `.ci/run`'s summary: a line `test name: why` appended to the file that
+/// `OXISCOPE_TEST_SKIPS` names, when set.
+fn skipped(why: &str) {
+    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
+    let Some(path) = std::env::var_os("OXISCOPE_TEST_SKIPS") else {
+        return;
+    };
+    let test = std::thread::current().name().unwrap_or("?").to_owned();
+    let line = format!("{test}: {why}").replace('\n', " ");
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(file, "{line}");
+    }
 }
 
 /// Returns from the test when the server is missing (see [`everything`]).
@@ -82,7 +100,7 @@ pub(crate) fn dynamic_tools() -> Option<PathBuf> {
         std::env::var("CI").as_deref() != Ok("true"),
         "CI must run the real MCP servers: {why}"
     );
-    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
+    skipped(&why);
     None
 }
 

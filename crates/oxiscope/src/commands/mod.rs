@@ -11,9 +11,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Oxiscope: an agent framework wire-compatible with AgentScope 2.0.
+/// Oxiscope: AI agents at the terminal and as a service.
+///
+/// `oxiscope chat` talks with an agent that reads, edits and runs things in
+/// the working directory, asking before it acts; `oxiscope chat -p` answers
+/// one prompt for scripts; `oxiscope serve` runs the agent service
+/// (AgentScope 2.0's REST + SSE API).
 #[derive(Debug, Parser)]
-#[command(name = "oxiscope", version, about)]
+#[command(name = "oxiscope", version)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,

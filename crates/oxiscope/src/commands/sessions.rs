@@ -10,7 +10,8 @@ use super::chat::settings;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum SessionsCommand {
-    /// List saved sessions: name, messages, whether a reply waits, path.
+    /// List saved sessions: name, messages, whether a reply waits, path
+    /// (one tab-separated line each; "no sessions" on stderr when empty).
     List,
     /// Print a saved session's agent state as JSON.
     Show {
@@ -28,7 +29,11 @@ pub(crate) fn run(command: &SessionsCommand) -> anyhow::Result<ExitCode> {
     let store = SessionStore::new(&settings::data_dir()?);
     match command {
         SessionsCommand::List => {
-            for info in store.list()? {
+            let sessions = store.list()?;
+            if sessions.is_empty() {
+                eprintln!("no sessions");
+            }
+            for info in sessions {
                 let summary = match store.load(&info.name) {
                     Ok(Some(state)) => {
                         let waiting = if state.is_parked() { ", waiting" } else { "" };
@@ -53,6 +58,7 @@ pub(crate) fn run(command: &SessionsCommand) -> anyhow::Result<ExitCode> {
         },
         SessionsCommand::Rm { name } => {
             if store.remove(name)? {
+                println!("removed {name}");
                 Ok(ExitCode::SUCCESS)
             } else {
                 eprintln!("no session named {name:?}");

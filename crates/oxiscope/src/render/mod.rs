@@ -26,12 +26,13 @@ pub fn tool_call_title(call: &oxiscope_message::ToolCallBlock) -> String {
 pub enum Verbosity {
     /// Only the reply text (and data placeholders) and errors.
     Quiet,
-    /// Plus thinking, tool calls and results, hints, token usage and
+    /// Plus thinking, tool calls and results, token usage and
     /// confirmation notices.
     #[default]
     Default,
-    /// Plus lifecycle events (reply start and end, model calls), tool
-    /// result metadata, and one line per event that has no rendering.
+    /// Plus lifecycle events (reply start and end, model calls), hints
+    /// (notes for the model, such as the runtime state), tool result
+    /// metadata, and one line per event that has no rendering.
     Debug,
 }
 

@@ -31,7 +31,9 @@ struct Open {
 /// Reply text and thinking stream live (thinking dimmed); tool calls and
 /// results print as whole blocks on their end events, so concurrent tools
 /// never interleave; long results collapse after
-/// [`RenderOptions::max_tool_lines`] lines; hints show in a bordered panel;
+/// [`RenderOptions::max_tool_lines`] lines; hints (notes for the model,
+/// such as the runtime state) show in a bordered panel at
+/// [`Verbosity::Debug`];
 /// binary data shows as a placeholder such as `[data: image/png, ~34KB]`;
 /// a token-usage line follows each model call. Events are attributed by
 /// reply id, so the replies of several agents (a pipeline) can share one
@@ -210,7 +212,8 @@ impl<W: Write> ConsoleRenderer<W> {
                     self.block(&format!("{text}\n"))?;
                 }
             }
-            AgentEvent::HintBlock(e) if v >= Verbosity::Default => {
+            // Hints (the runtime state, reminders) are written for the model.
+            AgentEvent::HintBlock(e) if v >= Verbosity::Debug => {
                 self.block(&blocks::hint_panel(p, e.source.as_deref(), &e.hint))?;
             }
             AgentEvent::ToolCallEnd(e) if v >= Verbosity::Default => {

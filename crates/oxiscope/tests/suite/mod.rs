@@ -1,6 +1,10 @@
 mod chat_cli;
+mod chat_connect;
 mod chat_env;
 #[cfg(unix)]
 mod chat_pty;
+#[cfg(unix)]
+mod chat_pty_start;
+mod chat_start;
 mod permission_check;
 mod render_snapshots;

@@ -168,3 +168,25 @@ fn bad_arguments_fail_with_a_message() {
         assert!(!out.stderr.is_empty());
     }
 }
+
+#[test]
+fn safety_asks_suggest_no_allow_rules() {
+    let (decision, explanation) = check(&["Bash", r#"{"command":"rm -rf /"}"#]);
+    assert_eq!(
+        (&decision["behavior"], &decision["bypass_immune"]),
+        (&Value::from("ask"), &Value::from(true))
+    );
+    assert_eq!(decision["suggested_rules"], serde_json::json!([]));
+    assert!(!explanation.contains("--allow"), "{explanation}");
+}
+
+#[test]
+fn a_plain_ask_suggests_the_command_prefix() {
+    let (decision, explanation) = check(&["Bash", r#"{"command":"touch made_by_agent.txt"}"#]);
+    assert_eq!(decision["behavior"], "ask");
+    assert_eq!(decision["suggested_rules"][0]["rule_content"], "touch:*");
+    assert!(
+        explanation.contains("--allow 'Bash(touch:*)'"),
+        "{explanation}"
+    );
+}

@@ -231,6 +231,54 @@ pub fn all_parts_allowed(
         })
 }
 
+/// Tools whose second word names a sub-command (`git commit`, `npm run`), so
+/// a suggested prefix keeps it.
+const SUBCOMMAND_TOOLS: &[&str] = &[
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "npx",
+    "cargo",
+    "rustup",
+    "go",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "gh",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "conda",
+    "brew",
+    "apt",
+    "apt-get",
+    "dnf",
+    "yum",
+    "systemctl",
+    "terraform",
+    "make",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "bundle",
+    "gem",
+    "rails",
+    "composer",
+    "deno",
+];
+
+/// Wrappers and interpreters: their argument is what runs, so a suggested
+/// prefix keeps it (`python script.py:*`, `sudo rm:*`), as AgentScope does.
+const RUNS_ITS_ARGUMENT: &[&str] = &[
+    "sudo", "doas", "env", "nohup", "nice", "ionice", "time", "timeout", "xargs", "command",
+    "builtin", "exec", "stdbuf", "watch", "eval", "source", ".", "bash", "sh", "zsh", "fish",
+    "dash", "python", "python3", "node", "ruby", "perl", "php", "lua", "deno", "bun",
+];
+
 fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
@@ -243,10 +291,17 @@ fn quote(word: &str) -> String {
     }
 }
 
-/// Suggested allow-rule contents: for each sub-command that is not
-/// read-only, a prefix rule from its first two words (`git commit:*`), the
-/// exact command when it has one word, or the exact command when it needs
-/// environment variables.
+/// Suggested allow-rule contents, one per sub-command that is not read-only,
+/// so that "allow similar calls" covers the command rather than this one call:
+///
+/// - `git commit:*` for a tool with sub-commands (`SUBCOMMAND_TOOLS`);
+/// - `rm -rf:*` when the second word is an option (as AgentScope does);
+/// - `touch:*` when the second word is an argument such as a file name
+///   (AgentScope suggests `touch a.txt:*` here, which never matches a
+///   similar call);
+/// - the first two words (`python script.py:*`, `sudo rm:*`) for wrappers and
+///   interpreters, where `python:*` would allow any code, as AgentScope does;
+/// - the exact command when it has one word or needs environment variables.
 #[must_use]
 pub fn suggestions(script: &Script) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -273,7 +328,11 @@ pub fn suggestions(script: &Script) -> Vec<String> {
                 .join(" ")
         } else if words.len() == 1 {
             quote(words[0])
-        } else if words[1].contains(['*', '\\']) {
+        } else if words[1].contains(['*', '\\'])
+            || !(words[1].starts_with('-')
+                || SUBCOMMAND_TOOLS.contains(&words[0])
+                || RUNS_ITS_ARGUMENT.contains(&words[0]))
+        {
             format!("{}:*", quote(words[0]))
         } else {
             format!("{} {}:*", quote(words[0]), quote(words[1]))

@@ -323,7 +323,7 @@ fn symlinks_out_of_the_working_directory_are_not_inside() {
 }
 
 #[test]
-fn suggestions_are_prefix_rules_from_the_first_two_words() {
+fn suggestions_are_prefix_rules_from_the_first_two_words_of_subcommand_tools() {
     let ctx = reference_context(PermissionMode::Default);
     let suggest = |command: &str| -> Vec<String> {
         bash()
@@ -341,6 +341,9 @@ fn suggestions_are_prefix_rules_from_the_first_two_words() {
         ["python 'my script.py':*"]
     );
     assert_eq!(suggest("ls $(id)"), Vec::<String>::new());
+    assert_eq!(suggest("cargo test --all"), ["cargo test:*"]);
+    assert_eq!(suggest("rm -rf build"), ["rm -rf:*"]);
+    assert_eq!(suggest("sudo rm -f x"), ["sudo rm:*"]);
     // Every suggestion allows the command it was made for.
     for command in [
         "git commit -m x",
@@ -366,5 +369,36 @@ fn bad_input_is_never_allowed() {
     for input in [json!({}), json!({ "command": 5 }), json!("ls"), json!(null)] {
         let decision = decide(&bash(), &input, &ctx);
         assert_eq!(outcome(&decision), "ask!", "{input}");
+    }
+}
+
+#[test]
+fn a_suggestion_for_a_file_command_covers_similar_calls() {
+    let ctx = reference_context(PermissionMode::Default);
+    let input = json!({ "command": "touch made_by_agent.txt" });
+    let suggested: Vec<String> = bash()
+        .generate_suggestions(&input, &ctx)
+        .into_iter()
+        .filter_map(|r| r.rule_content)
+        .collect();
+    assert_eq!(suggested, ["touch:*"]);
+    let mut ctx = reference_context(PermissionMode::Default);
+    for rule in bash().generate_suggestions(&input, &ctx) {
+        ctx.add_rule(rule);
+    }
+    let decide_command =
+        |command: &str| outcome(&decide(&bash(), &json!({ "command": command }), &ctx));
+    assert_eq!(decide_command("touch made_by_agent.txt"), "allow");
+    assert_eq!(decide_command("touch notes.md"), "allow");
+    assert_eq!(decide_command("rm notes.md"), "ask");
+}
+
+#[test]
+fn safety_asks_suggest_no_rules() {
+    let ctx = reference_context(PermissionMode::Default);
+    for command in ["rm -rf /", "touch .env", "ls; rm x.txt; eval $X"] {
+        let decision = decide(&bash(), &json!({ "command": command }), &ctx);
+        assert_eq!(outcome(&decision), "ask!", "{command}");
+        assert_eq!(decision.suggested_rules, Some(Vec::new()), "{command}");
     }
 }

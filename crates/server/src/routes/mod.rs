@@ -11,9 +11,10 @@ mod trace;
 
 use std::sync::Arc;
 
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::routing::{MethodFilter, MethodRouter, on};
-use axum::{Extension, Router, middleware};
+use axum::{Extension, Json, Router, middleware};
+use serde_json::{Value, json};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::auth::{AuthMode, dev_host_guard};
@@ -111,8 +112,14 @@ pub fn app(state: AppState) -> Router {
     let cors = cors_layer(&state.config().cors_origins);
     let dev_auth = state.config().auth == AuthMode::DevHeader;
     let mut router = Router::new();
-    for &(verb, path, handler) in ROUTES {
-        router = router.route(path, handler(verb.filter()));
+    for path in paths() {
+        let methods = ROUTES
+            .iter()
+            .filter(|(_, p, _)| *p == path)
+            .map(|&(verb, _, handler)| handler(verb.filter()))
+            .reduce(MethodRouter::merge)
+            .unwrap_or_default();
+        router = router.route(path, methods.fallback(method_not_allowed));
     }
     let mut router = router
         .fallback(meta::not_found)
@@ -127,6 +134,26 @@ pub fn app(state: AppState) -> Router {
         router = router.layer(middleware::from_fn_with_state(state, dev_host_guard));
     }
     router.layer(middleware::from_fn(trace::trace_request))
+}
+
+/// The distinct paths of [`ROUTES`], in table order.
+fn paths() -> Vec<&'static str> {
+    let mut paths: Vec<&'static str> = Vec::new();
+    for &(_, path, _) in ROUTES {
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+/// A known path with another method: FastAPI's 405 body (axum adds the
+/// `Allow` header).
+async fn method_not_allowed() -> (StatusCode, Json<Value>) {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        Json(json!({"detail": "Method Not Allowed"})),
+    )
 }
 
 /// CORS for the configured origins; `None` (off) when there are none.

@@ -58,7 +58,7 @@ impl Harness {
                 .await,
             ),
             Err(e) => {
-                no_sandbox(&e);
+                no_sandbox(&e, "skipped");
                 None
             }
         }
@@ -277,18 +277,35 @@ async fn default_workspace() -> WorkspaceMode {
     match oxiscope_workspace::probe_sandbox(&config).await {
         Ok(()) => WorkspaceMode::Sandbox(config),
         Err(e) => {
-            no_sandbox(&e);
+            no_sandbox(&e, "runs with the local workspace instead");
             WorkspaceMode::Local
         }
     }
 }
 
-fn no_sandbox(e: &oxiscope_workspace::Error) {
+/// Says loudly, straight to the process's stderr (the harness's capture
+/// cannot hide it), that the running test goes without the sandbox, and
+/// records it for `.ci/run`'s summary: a line `test name: what (why)`
+/// appended to the file that `OXISCOPE_TEST_SKIPS` names, when set. In CI
+/// (`CI=true`) it fails the test instead.
+fn no_sandbox(e: &oxiscope_workspace::Error, what: &str) {
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
         "CI must run the service's tools in the sandbox: {e}"
     );
-    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED (no sandbox): {e}\n");
+    let _ = writeln!(std::io::stderr(), "\n!!! SANDBOX MISSING, {what}: {e}\n");
+    let Some(path) = std::env::var_os("OXISCOPE_TEST_SKIPS") else {
+        return;
+    };
+    let test = std::thread::current().name().unwrap_or("?").to_owned();
+    let line = format!("{test}: {what} (no sandbox: {e})").replace('\n', " ");
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(file, "{line}");
+    }
 }
 
 pub(crate) struct Setup {

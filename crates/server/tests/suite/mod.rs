@@ -4,6 +4,7 @@ mod common;
 mod dev_auth;
 mod health;
 mod hitl;
+mod method_not_allowed;
 mod openapi;
 mod policy;
 mod rest;

@@ -44,7 +44,7 @@ pub(crate) async fn sandbox(scratch: &Scratch, config: SandboxConfig) -> Option<
                 std::env::var("CI").as_deref() != Ok("true"),
                 "CI must run the sandbox tests: {e}"
             );
-            let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED (no sandbox): {e}\n");
+            skipped(&format!("no sandbox: {e}"));
             None
         }
         Err(e) => panic!("cannot make the sandbox: {e}"),
@@ -82,8 +82,28 @@ pub(crate) fn mcp_servers() -> Option<PathBuf> {
         std::env::var("CI").as_deref() != Ok("true"),
         "CI must run the MCP servers: {why}"
     );
-    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
+    skipped(&why);
     None
+}
+
+/// Says loudly that the running test skips, straight to the process's
+/// stderr (the harness's capture cannot hide it), and records it for
+/// `.ci/run`'s summary: a line `test name: why` appended to the file that
+/// `OXISCOPE_TEST_SKIPS` names, when set.
+fn skipped(why: &str) {
+    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
+    let Some(path) = std::env::var_os("OXISCOPE_TEST_SKIPS") else {
+        return;
+    };
+    let test = std::thread::current().name().unwrap_or("?").to_owned();
+    let line = format!("{test}: {why}").replace('\n', " ");
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(file, "{line}");
+    }
 }
 
 /// `dir` itself when anyone may pass through its parents (a sandbox

@@ -2,16 +2,16 @@
 //! persisted history, live rendering, per-call confirmations, Ctrl+C.
 #![allow(clippy::print_stdout)]
 
-use std::io::{Stdout, Write as _};
+use std::io::{IsTerminal as _, Stdout, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
 use oxiscope_message::{
-    ConfirmResult, Msg, RequireUserConfirmEvent, ToolCallBlock, ToolCallState,
+    ConfirmResult, Msg, ReplyFinishedReason, RequireUserConfirmEvent, ToolCallBlock, ToolCallState,
     UserConfirmResultEvent, UserInterruptEvent,
 };
-use oxiscope_permission::format_rule;
+use oxiscope_permission::{PermissionRule, format_rule};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use tokio::runtime::Runtime;
@@ -38,6 +38,9 @@ pub(crate) struct Console {
     pub(crate) renderer: ConsoleRenderer<Stdout>,
     pub(crate) session: Option<Session>,
     pub(crate) history: Option<PathBuf>,
+    /// Whether a reply ended with an error (with piped input, the exit
+    /// code says so).
+    pub(crate) failed: bool,
 }
 
 impl std::fmt::Debug for Console {
@@ -47,7 +50,8 @@ impl std::fmt::Debug for Console {
 }
 
 impl Console {
-    /// Runs until `exit`, `quit` or Ctrl+D.
+    /// Runs until `exit`, `quit` or Ctrl+D. Without a terminal on stdin,
+    /// exits with 1 when a reply failed.
     pub(crate) fn run(mut self, rt: &Runtime) -> anyhow::Result<ExitCode> {
         let mut editor = DefaultEditor::new()?;
         if let Some(path) = &self.history {
@@ -82,6 +86,9 @@ impl Console {
             self.renderer.clear();
             let input = Msg::user(USER, text)?;
             self.reply(rt, &mut editor, input.into())?;
+        }
+        if self.failed && !std::io::stdin().is_terminal() {
+            return Ok(ExitCode::from(1));
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -132,7 +139,11 @@ impl Console {
             let ending = rt.block_on(drive(&self.agent, input, |e| renderer.render(e)));
             self.save(rt)?;
             match ending? {
-                Ending::Finished(_) => return Ok(()),
+                Ending::Finished(end) => {
+                    let reason = end.map(|e| e.finished_reason);
+                    self.failed |= reason == Some(ReplyFinishedReason::Error);
+                    return Ok(());
+                }
                 Ending::Confirm(event) => input = self.confirm(editor, &event)?,
                 Ending::External(event) => {
                     println!("The reply waits for external tool results; it is interrupted.");
@@ -177,18 +188,27 @@ impl Console {
     }
 }
 
+/// The one line that asks about a call: the choices, the rule `a` adds,
+/// and `N` (the default) to deny.
+fn prompt_line(title: &str, suggested: &[PermissionRule]) -> String {
+    let always = if suggested.is_empty() {
+        "[a] allow (no rule to remember)".to_owned()
+    } else {
+        let rules: Vec<String> = suggested.iter().map(format_rule).collect();
+        format!("[a] always allow {}", rules.join(", "))
+    };
+    format!("Allow {title}?  [y] once  {always}  [N] deny: ")
+}
+
+#[cfg(test)]
+#[path = "console_prompt_tests.rs"]
+mod prompt_tests;
+
 /// One confirmation prompt.
 fn ask(editor: &mut DefaultEditor, call: &ToolCallBlock) -> anyhow::Result<Answer> {
     let title = oxiscope::render::tool_call_title(call);
-    let always = if call.suggested_rules.is_empty() {
-        "[a] allow (no rule to remember)".to_owned()
-    } else {
-        let rules: Vec<String> = call.suggested_rules.iter().map(format_rule).collect();
-        format!("[a] allow and add rule {}", rules.join(", "))
-    };
-    println!("Allow {title}?  [y] allow once  {always}  [n] deny");
     std::io::stdout().flush()?;
-    match editor.readline("allow? [y/a/N] ") {
+    match editor.readline(&prompt_line(&title, &call.suggested_rules)) {
         Ok(line) => Ok(match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => Answer::Once,
             "a" | "always" => Answer::Always,

@@ -1,5 +1,6 @@
 //! `oxiscope chat`: the terminal console, and its one-shot mode `-p`.
 
+mod banner;
 mod console;
 mod drive;
 mod oneshot;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use oxiscope::render::ConsoleRenderer;
+use oxiscope::render::{ConsoleRenderer, Verbosity};
 
 use self::session::{Session, SessionStore};
 
@@ -50,6 +51,10 @@ pub(crate) struct ChatArgs {
     /// A deny rule (repeatable).
     #[arg(long = "deny", value_name = "RULE")]
     pub(crate) deny: Vec<String>,
+    /// Work in this directory instead of the current one: the agent's
+    /// tools (Bash, file edits, path rules) run there.
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
     /// Save the agent state after every reply under this name in the data
     /// dir, and resume it when it exists.
     #[arg(long, value_name = "NAME")]
@@ -75,8 +80,10 @@ pub(crate) struct ChatArgs {
 }
 
 /// Runs `oxiscope chat`.
+#[allow(clippy::print_stdout)] // the banner
 pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init_console();
+    let workdir = setup::working_dir(args.cwd.as_deref())?;
     let config_path = settings::config_path()?;
     let file = settings::load_config(&config_path)?;
     let env = |k: &str| std::env::var(k).ok();
@@ -108,7 +115,6 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         Some(s) => s.store.load(&s.name)?,
         None => None,
     };
-    let workdir = std::env::current_dir()?;
     let agent = rt.block_on(setup::agent(
         model,
         &settings,
@@ -118,14 +124,24 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
     ))?;
 
     if let Some(prompt) = &args.prompt {
-        return oneshot::run(&rt, &agent, prompt, args.output, session.as_ref());
+        if settings.render.verbosity >= Verbosity::Debug {
+            eprintln!("{}", banner::banner(&settings, &workdir, false));
+        }
+        let run = oneshot::OneShot {
+            output: args.output,
+            render: &settings.render,
+            session: session.as_ref(),
+        };
+        return run.run(&rt, &agent, prompt);
     }
+    println!("{}", banner::banner(&settings, &workdir, true));
     let history: Option<PathBuf> = settings::data_dir().ok().map(|d| d.join("history.txt"));
     let console = console::Console {
         agent,
         renderer: ConsoleRenderer::new(std::io::stdout(), settings.render.clone()),
         session,
         history,
+        failed: false,
     };
     console.run(&rt)
 }

@@ -1,14 +1,14 @@
 //! `oxiscope chat -p PROMPT`: one reply, printed for scripts and pipes.
 #![allow(clippy::print_stdout)]
 
-use std::io::{Read as _, Write as _};
+use std::io::{IsTerminal as _, Read as _, Write};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::ValueEnum;
 use oxiscope::render::{ConsoleRenderer, RenderOptions, Verbosity};
 use oxiscope_agent::Agent;
-use oxiscope_message::{Msg, ReplyFinishedReason, UserInterruptEvent};
+use oxiscope_message::{ContentBlock, Msg, ReplyFinishedReason, UserInterruptEvent};
 use tokio::runtime::Runtime;
 
 use super::drive::{Ending, drive};
@@ -29,14 +29,37 @@ pub(crate) enum Output {
 /// Exit code of a reply parked for a confirmation in a saved session.
 const PARKED: u8 = 3;
 
-/// Runs one reply to `prompt` (`-` reads the prompt from stdin).
-pub(crate) fn run(
+/// One `-p` run and what it prints.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OneShot<'a> {
+    /// What stdout gets.
+    pub(crate) output: Output,
+    /// The console settings; at debug verbosity the text output is
+    /// accompanied by the whole rendering (tool calls, results, hints) on
+    /// stderr.
+    pub(crate) render: &'a RenderOptions,
+    /// Where the state is saved, if anywhere.
+    pub(crate) session: Option<&'a Session>,
+}
+
+impl OneShot<'_> {
+    /// Runs one reply to `prompt` (`-` reads the prompt from stdin).
+    pub(crate) fn run(self, rt: &Runtime, agent: &Agent, prompt: &str) -> anyhow::Result<ExitCode> {
+        run(rt, agent, prompt, self)
+    }
+}
+
+fn run(
     rt: &Runtime,
     agent: &Agent,
     prompt: &str,
-    output: Output,
-    session: Option<&Session>,
+    options: OneShot<'_>,
 ) -> anyhow::Result<ExitCode> {
+    let OneShot {
+        output,
+        render,
+        session,
+    } = options;
     let text = if prompt == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -53,11 +76,16 @@ pub(crate) fn run(
         "the session has a reply waiting for confirmation: resume it with `oxiscope chat --session NAME`"
     );
 
-    // The renderer rebuilds the message; it prints nothing on its own.
-    let mut rebuilt = ConsoleRenderer::new(
-        std::io::sink(),
-        RenderOptions::plain().with_verbosity(Verbosity::Quiet),
-    );
+    // The renderer rebuilds the message. It writes nothing to stdout; in
+    // text mode at debug verbosity it shows the whole reply on stderr.
+    let mut rebuilt = if output == Output::Text && render.verbosity >= Verbosity::Debug {
+        let color = render.color && std::io::stderr().is_terminal();
+        let options = render.clone().with_color(color);
+        ConsoleRenderer::new(Box::new(std::io::stderr()) as Box<dyn Write>, options)
+    } else {
+        let quiet = RenderOptions::plain().with_verbosity(Verbosity::Quiet);
+        ConsoleRenderer::new(Box::new(std::io::sink()) as Box<dyn Write>, quiet)
+    };
     let mut stdout = std::io::stdout();
     let mut on_event = |e: &oxiscope_message::AgentEvent| -> std::io::Result<()> {
         rebuilt.render(e)?;
@@ -99,14 +127,14 @@ pub(crate) fn run(
     let msg = rebuilt.last_msg().cloned();
     match output {
         Output::Text => {
-            if let Some(msg) = &msg {
-                let text = msg.text("\n");
+            // A failed reply with no text prints nothing on stdout, not an empty line.
+            if let Some(text) = msg.as_ref().map(|m| m.text("\n")).filter(|t| !t.is_empty()) {
                 println!("{text}");
             }
         }
         Output::Json => {
             if let Some(msg) = &msg {
-                println!("{}", serde_json::to_string(msg)?);
+                println!("{}", serde_json::to_string(&without_hints(msg))?);
             }
         }
         Output::Events => {}
@@ -127,4 +155,12 @@ pub(crate) fn run(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The reply without its hint blocks: notes the agent injected for the
+/// model (the runtime state, reminders), not part of the answer.
+fn without_hints(msg: &Msg) -> Msg {
+    let mut msg = msg.clone();
+    msg.content.retain(|b| !matches!(b, ContentBlock::Hint(_)));
+    msg
 }

@@ -142,6 +142,11 @@ impl ModelSettings {
             .with_context(|| format!("cannot set up {}", self.provider))
     }
 
+    /// Where requests go: the configured endpoint, else the provider's.
+    pub(crate) fn endpoint(&self) -> String {
+        self.credential().base_url()
+    }
+
     /// The credential of the provider's type holding the key and endpoint
     /// (vLLM is an OpenAI credential with its base URL; an xAI host with a
     /// scheme is taken as the whole base URL).

@@ -90,7 +90,9 @@ pub(crate) struct Settings {
 pub(crate) struct NotConfigured(pub(crate) String);
 
 /// Merges flags, environment (`env`) and file: the first that says
-/// something wins. `Ok(Err(..))` when no model is configured.
+/// something wins. `Ok(Err(..))` when no model is configured. The mode,
+/// rules and display settings are checked first, so a bad value is
+/// reported even when no provider is configured.
 pub(crate) fn resolve(
     args: &ChatArgs,
     env: &dyn Fn(&str) -> Option<String>,
@@ -98,48 +100,6 @@ pub(crate) fn resolve(
     one_shot: bool,
 ) -> anyhow::Result<Result<Settings, NotConfigured>> {
     let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-    let provider = match first(
-        args.provider.clone(),
-        env("OXISCOPE_PROVIDER"),
-        file.provider.clone(),
-    ) {
-        Some(name) => Some(name.parse::<Provider>().map_err(anyhow::Error::msg)?),
-        None => infer_provider(&env),
-    };
-    let Some(provider) = provider else {
-        return Ok(Err(NotConfigured("no model provider is configured".into())));
-    };
-    let api_key = first(
-        args.api_key.clone(),
-        env("OXISCOPE_API_KEY").or_else(|| provider.key_var().and_then(&env)),
-        file.api_key.clone(),
-    );
-    if provider.needs_key() && api_key.is_none() {
-        let var = provider.key_var().unwrap_or("OXISCOPE_API_KEY");
-        return Ok(Err(NotConfigured(format!(
-            "{provider} needs an API key ({var})"
-        ))));
-    }
-    let base_url = first(
-        args.base_url.clone(),
-        env("OXISCOPE_BASE_URL").or_else(|| provider.url_var().and_then(&env)),
-        file.base_url.clone(),
-    );
-    if provider == Provider::Vllm && base_url.is_none() {
-        return Ok(Err(NotConfigured("vllm needs a base URL".into())));
-    }
-    let model = first(
-        args.model.clone(),
-        env("OXISCOPE_MODEL"),
-        file.model.clone(),
-    )
-    .or_else(|| provider.default_model().map(str::to_owned));
-    let Some(model) = model else {
-        return Ok(Err(NotConfigured(format!(
-            "{provider} has no default model"
-        ))));
-    };
-
     let mode_text = first(args.mode.clone(), env("OXISCOPE_MODE"), file.mode.clone());
     let mode = match mode_text {
         Some(text) => text
@@ -185,15 +145,70 @@ pub(crate) fn resolve(
         .with_max_tool_lines((max_lines > 0).then_some(max_lines))
         .with_color(color);
 
+    let model = match resolve_model(args, &env, file)? {
+        Ok(model) => model,
+        Err(reason) => return Ok(Err(reason)),
+    };
     Ok(Ok(Settings {
-        model: ModelSettings {
-            provider,
-            model,
-            base_url,
-            api_key,
-        },
+        model,
         permissions,
         render,
+    }))
+}
+
+/// The provider, model, endpoint and key.
+fn resolve_model(
+    args: &ChatArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &ConfigFile,
+) -> anyhow::Result<Result<ModelSettings, NotConfigured>> {
+    let provider = match first(
+        args.provider.clone(),
+        env("OXISCOPE_PROVIDER"),
+        file.provider.clone(),
+    ) {
+        Some(name) => Some(name.parse::<Provider>().map_err(anyhow::Error::msg)?),
+        None => infer_provider(env),
+    };
+    let Some(provider) = provider else {
+        return Ok(Err(NotConfigured("no model provider is configured".into())));
+    };
+    let api_key = first(
+        args.api_key.clone(),
+        env("OXISCOPE_API_KEY").or_else(|| provider.key_var().and_then(env)),
+        file.api_key.clone(),
+    );
+    if provider.needs_key() && api_key.is_none() {
+        let var = provider.key_var().unwrap_or("OXISCOPE_API_KEY");
+        return Ok(Err(NotConfigured(format!(
+            "{provider} needs an API key ({var})"
+        ))));
+    }
+    let base_url = first(
+        args.base_url.clone(),
+        env("OXISCOPE_BASE_URL").or_else(|| provider.url_var().and_then(env)),
+        file.base_url.clone(),
+    );
+    if provider == Provider::Vllm && base_url.is_none() {
+        return Ok(Err(NotConfigured("vllm needs a base URL".into())));
+    }
+    let model = first(
+        args.model.clone(),
+        env("OXISCOPE_MODEL"),
+        file.model.clone(),
+    )
+    .or_else(|| provider.default_model().map(str::to_owned));
+    let Some(model) = model else {
+        return Ok(Err(NotConfigured(format!(
+            "{provider} has no default model"
+        ))));
+    };
+
+    Ok(Ok(ModelSettings {
+        provider,
+        model,
+        base_url,
+        api_key,
     }))
 }
 

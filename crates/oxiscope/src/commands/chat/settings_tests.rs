@@ -140,3 +140,13 @@ fn bad_values_are_errors_not_panics() {
     assert!(resolve(&bad_rule, &env, &ConfigFile::default(), false).is_err());
     assert!(toml::from_str::<ConfigFile>("colour = true").is_err());
 }
+
+#[test]
+fn a_bad_mode_is_reported_before_a_missing_provider() {
+    let bad_mode = ChatArgs {
+        mode: Some("yolo".into()),
+        ..ChatArgs::default()
+    };
+    let error = resolve(&bad_mode, &env_of(&[]), &ConfigFile::default(), false).unwrap_err();
+    assert!(error.to_string().contains("yolo"), "{error}");
+}

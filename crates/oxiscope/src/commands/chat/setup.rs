@@ -3,7 +3,7 @@
 //! in its state under the data directory), the permission rules, a saved
 //! state.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use oxiscope_agent::{Agent, AgentState};
@@ -18,6 +18,31 @@ pub(crate) const AGENT_NAME: &str = "Oxiscope";
 
 /// The agent id the console's MCP declarations and skills are kept under.
 const AGENT_ID: &str = "oxiscope";
+
+/// The directory the agent works in: `cwd` (from `--cwd`) made absolute,
+/// else the current directory. The workspace runs tools and resolves path
+/// rules there; the process itself stays where it was started.
+///
+/// # Errors
+/// When `cwd` is missing or not a directory.
+pub(crate) fn working_dir(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let Some(dir) = cwd else {
+        return Ok(std::env::current_dir()?);
+    };
+    let absolute = match std::fs::canonicalize(dir) {
+        Ok(path) => path,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!("--cwd {}: no such directory", dir.display())
+        }
+        Err(e) => anyhow::bail!("--cwd {}: {e}", dir.display()),
+    };
+    anyhow::ensure!(
+        absolute.is_dir(),
+        "--cwd {}: not a directory",
+        dir.display()
+    );
+    Ok(absolute)
+}
 
 /// The agent, starting from `saved` when a session is resumed (whose name
 /// keys its MCP connections).
