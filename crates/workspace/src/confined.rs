@@ -314,7 +314,7 @@ impl ConfinedDir {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
-        match remove_tree(dir.as_fd(), Path::new(name)) {
+        match remove_tree(dir.as_fd(), Path::new(name), 0) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(self.fail(rel, e)),
         }
@@ -441,8 +441,15 @@ fn open_beneath(
     }
 }
 
+/// How deep [`remove_tree`] goes (a tree a tenant built can be deeper
+/// than the stack or the open-file limit allow).
+const MAX_REMOVE_DEPTH: usize = 256;
+
 /// Removes `name` in `dir` recursively without following links.
-fn remove_tree(dir: BorrowedFd<'_>, name: &Path) -> Result<(), Errno> {
+fn remove_tree(dir: BorrowedFd<'_>, name: &Path, depth: usize) -> Result<(), Errno> {
+    if depth > MAX_REMOVE_DEPTH {
+        return Err(Errno::LOOP);
+    }
     let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
         return rustix::fs::unlinkat(dir, name, AtFlags::empty());
@@ -462,7 +469,7 @@ fn remove_tree(dir: BorrowedFd<'_>, name: &Path) -> Result<(), Errno> {
         }
     }
     for entry in names {
-        remove_tree(sub.as_fd(), &entry)?;
+        remove_tree(sub.as_fd(), &entry, depth + 1)?;
     }
     rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
 }

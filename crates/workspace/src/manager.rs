@@ -69,6 +69,9 @@ pub struct WorkspaceManager {
     ttl: Duration,
     factory: WorkspaceFactory,
     cache: tokio::sync::Mutex<HashMap<(String, String), Entry>>,
+    /// One lock per workspace being made, so two requests for one id make
+    /// it once while requests for other ids go on.
+    making: std::sync::Mutex<HashMap<(String, String), Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl fmt::Debug for WorkspaceManager {
@@ -115,6 +118,7 @@ impl WorkspaceManager {
             ttl: Duration::from_secs(3600),
             factory,
             cache: tokio::sync::Mutex::default(),
+            making: std::sync::Mutex::default(),
         }
     }
 
@@ -220,26 +224,58 @@ impl WorkspaceManager {
         }
         self.evict_idle().await;
         let key = (user_id.to_owned(), id.clone());
-        let mut cache = self.cache.lock().await;
-        if let Some(entry) = cache.get_mut(&key) {
-            entry.last_used = Instant::now();
-            return Ok(Arc::clone(&entry.workspace));
+        if let Some(hit) = self.hit(&key).await {
+            return Ok(hit);
         }
-        // Made under the lock: two requests for one id never make two.
-        let workspace = (self.factory)(WorkspaceSpec {
-            user_id: user_id.to_owned(),
-            workspace_id: id,
-            dir,
-        })
-        .await?;
-        cache.insert(
-            key,
-            Entry {
-                workspace: Arc::clone(&workspace),
-                last_used: Instant::now(),
-            },
-        );
-        Ok(workspace)
+        let lock = self.making_lock(&key);
+        let made = {
+            let _making = lock.lock().await;
+            // Someone else may have made it while this request waited.
+            match self.hit(&key).await {
+                Some(hit) => Ok(hit),
+                None => {
+                    let made = (self.factory)(WorkspaceSpec {
+                        user_id: user_id.to_owned(),
+                        workspace_id: id,
+                        dir,
+                    })
+                    .await;
+                    if let Ok(workspace) = &made {
+                        self.cache.lock().await.insert(
+                            key.clone(),
+                            Entry {
+                                workspace: Arc::clone(workspace),
+                                last_used: Instant::now(),
+                            },
+                        );
+                    }
+                    made
+                }
+            }
+        };
+        drop(lock);
+        self.making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|_, l| Arc::strong_count(l) > 1);
+        made
+    }
+
+    /// The live workspace of `key`, marked used.
+    async fn hit(&self, key: &(String, String)) -> Option<Arc<dyn Workspace>> {
+        let mut cache = self.cache.lock().await;
+        let entry = cache.get_mut(key)?;
+        entry.last_used = Instant::now();
+        Some(Arc::clone(&entry.workspace))
+    }
+
+    /// The lock that making the workspace of `key` holds.
+    fn making_lock(&self, key: &(String, String)) -> Arc<tokio::sync::Mutex<()>> {
+        let mut making = self
+            .making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(making.entry(key.clone()).or_default())
     }
 
     /// How many workspaces are live.

@@ -69,3 +69,55 @@ async fn idle_workspaces_are_closed_unless_someone_holds_them() {
     let again = manager.get("u", "a", "s", None).await.unwrap();
     assert!(again.workdir().is_dir());
 }
+
+#[tokio::test]
+async fn a_slow_workspace_delays_no_other_and_is_made_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures_util::FutureExt;
+    use oxiscope_workspace::{LocalWorkspace, Workspace, WorkspaceFactory};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let made = Arc::new(AtomicUsize::new(0));
+    // The slow workspace is held until the fast one has been handed out.
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (counter, gate) = (Arc::clone(&made), Arc::clone(&release));
+    let factory: WorkspaceFactory = Arc::new(move |spec| {
+        let (counter, gate) = (Arc::clone(&counter), Arc::clone(&gate));
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            if spec.workspace_id == "slow" {
+                gate.notified().await;
+            }
+            let ws = LocalWorkspace::new(spec.workspace_id, spec.dir)?;
+            ws.initialize().await?;
+            Ok(Arc::new(ws) as Arc<dyn Workspace>)
+        }
+        .boxed()
+    });
+    let manager = Arc::new(WorkspaceManager::new(
+        tmp.path(),
+        Isolation::PerAgent,
+        factory,
+    ));
+    let slow =
+        |m: Arc<WorkspaceManager>| async move { m.get("u", "a", "s", Some("slow")).await.unwrap() };
+    let first = tokio::spawn(slow(Arc::clone(&manager)));
+    let second = tokio::spawn(slow(Arc::clone(&manager)));
+    while made.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    // Were it made under one lock for all, this would wait forever.
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        manager.get("u", "a", "s", Some("fast")),
+    )
+    .await
+    .expect("another workspace waited for the slow one")
+    .unwrap();
+    release.notify_one();
+    let (a, b) = (first.await.unwrap(), second.await.unwrap());
+    assert!(Arc::ptr_eq(&a, &b));
+    assert_eq!(made.load(Ordering::SeqCst), 2, "slow once, fast once");
+}
