@@ -45,6 +45,9 @@ pub struct WorkspaceSpec {
 pub type WorkspaceFactory =
     Arc<dyn Fn(WorkspaceSpec) -> BoxFuture<'static, Result<Arc<dyn Workspace>>> + Send + Sync>;
 
+/// A workspace's key: its user and its id.
+type Key = (String, String);
+
 struct Entry {
     workspace: Arc<dyn Workspace>,
     last_used: Instant,
@@ -68,10 +71,10 @@ pub struct WorkspaceManager {
     isolation: Isolation,
     ttl: Duration,
     factory: WorkspaceFactory,
-    cache: tokio::sync::Mutex<HashMap<(String, String), Entry>>,
+    cache: tokio::sync::Mutex<HashMap<Key, Entry>>,
     /// One lock per workspace being made, so two requests for one id make
     /// it once while requests for other ids go on.
-    making: std::sync::Mutex<HashMap<(String, String), Arc<tokio::sync::Mutex<()>>>>,
+    making: std::sync::Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl fmt::Debug for WorkspaceManager {
