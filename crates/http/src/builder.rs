@@ -6,6 +6,7 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 
 use crate::client::HttpClient;
+use crate::download::{Destinations, PublicResolver};
 use crate::error::{Error, Result};
 use crate::retry::RetryPolicy;
 
@@ -20,6 +21,8 @@ pub(crate) struct Settings {
     /// Kept for the guarded download client, built when first needed.
     pub(crate) connect_timeout: Duration,
     pub(crate) user_agent: String,
+    /// Where every request of the client may connect.
+    pub(crate) destinations: Destinations,
 }
 
 /// Options for an [`HttpClient`]; start from [`HttpClient::builder`].
@@ -41,6 +44,7 @@ impl Default for HttpClientBuilder {
                 max_body: 64 * 1024 * 1024,
                 connect_timeout: Duration::from_secs(10),
                 user_agent: concat!("oxiscope/", env!("CARGO_PKG_VERSION")).to_owned(),
+                destinations: Destinations::Any,
             },
         }
     }
@@ -106,6 +110,21 @@ impl HttpClientBuilder {
         self
     }
 
+    /// Where every request of the client may connect. Default [`Destinations::Any`].
+    ///
+    /// With [`Destinations::PublicOnly`] the client is for requests made on someone
+    /// else's behalf (a tenant's model endpoint): host names resolve through the
+    /// same checking resolver as public-only [`download`](HttpClient::download)s, so
+    /// a connection goes only to public addresses that were checked; a URL naming a
+    /// non-public IP address is refused with [`Error::RefusedAddress`] before
+    /// anything is sent; redirects are not followed (a 3xx is an [`Error::Status`]);
+    /// proxies are not used (a proxy would resolve the name itself).
+    #[must_use]
+    pub fn with_destinations(mut self, destinations: Destinations) -> Self {
+        self.settings.destinations = destinations;
+        self
+    }
+
     /// Builds the client.
     ///
     /// TLS uses rustls with the process's default crypto provider; if the process has
@@ -115,12 +134,13 @@ impl HttpClientBuilder {
     ///
     /// [`Error::Build`] when TLS cannot be set up or an option is invalid.
     pub fn build(self) -> Result<HttpClient> {
-        let inner = reqwest_builder(&self.settings)
-            .default_headers(self.default_headers)
-            .build()
-            .map_err(|source| Error::Build {
-                source: Box::new(source),
-            })?;
+        let mut builder = reqwest_builder(&self.settings).default_headers(self.default_headers);
+        if self.settings.destinations == Destinations::PublicOnly {
+            builder = public_only(builder);
+        }
+        let inner = builder.build().map_err(|source| Error::Build {
+            source: Box::new(source),
+        })?;
         Ok(HttpClient::from_parts(inner, Arc::new(self.settings)))
     }
 }
@@ -136,6 +156,15 @@ pub(crate) fn reqwest_builder(settings: &Settings) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .connect_timeout(settings.connect_timeout)
         .user_agent(settings.user_agent.clone())
+}
+
+/// `builder` restricted to public addresses: names resolve through
+/// [`PublicResolver`], no redirects are followed and no proxy is used.
+pub(crate) fn public_only(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+    builder
+        .dns_resolver(PublicResolver)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
 }
 
 #[cfg(test)]

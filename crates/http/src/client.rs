@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::body::BodyStream;
 use crate::builder::{HttpClientBuilder, Settings};
+use crate::download::{Destinations, refuse_non_public};
 use crate::error::{DecodeError, Error, Result, StatusError, endpoint_of};
 use crate::ndjson::{LineStream, NdjsonStream};
 use crate::retry::{RetryPolicy, parse_retry_after};
@@ -25,6 +26,19 @@ const REQUEST_ID_HEADERS: &[&str] = &[
     "x-goog-request-id",
     "x-trace-id",
 ];
+
+/// A client built once per process, or the message of its build failure.
+type Shared = OnceLock<std::result::Result<HttpClient, String>>;
+
+/// The client in `cell`, built with `options` on first use.
+fn shared_of(cell: &Shared, options: impl FnOnce() -> HttpClientBuilder) -> Result<HttpClient> {
+    match cell.get_or_init(|| options().build().map_err(|e| e.to_string())) {
+        Ok(client) => Ok(client.clone()),
+        Err(message) => Err(Error::Build {
+            source: message.clone().into(),
+        }),
+    }
+}
 
 /// The HTTP client of Oxiscope: one per process is plenty (it pools connections), and
 /// cloning it is cheap.
@@ -89,14 +103,39 @@ impl HttpClient {
     /// As [`HttpClientBuilder::build`], on every call when the first build
     /// failed.
     pub fn shared() -> Result<Self> {
-        static SHARED: std::sync::OnceLock<std::result::Result<HttpClient, String>> =
-            std::sync::OnceLock::new();
-        match SHARED.get_or_init(|| Self::new().map_err(|e| e.to_string())) {
-            Ok(client) => Ok(client.clone()),
-            Err(message) => Err(crate::Error::Build {
-                source: message.clone().into(),
-            }),
-        }
+        static SHARED: Shared = OnceLock::new();
+        shared_of(&SHARED, HttpClientBuilder::default)
+    }
+
+    /// A client with the default options whose requests reach public addresses
+    /// only ([`HttpClientBuilder::with_destinations`] with
+    /// [`Destinations::PublicOnly`]), built once per process and shared: the client
+    /// for calls a service makes to endpoints its tenants name.
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// use oxiscope_http::{Error, HttpClient};
+    ///
+    /// let http = HttpClient::shared_public_only().unwrap();
+    /// let err = http.send(http.post("http://169.254.169.254/v1")).await.unwrap_err();
+    /// assert!(matches!(err, Error::RefusedAddress { .. }));
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`shared`](Self::shared).
+    pub fn shared_public_only() -> Result<Self> {
+        static SHARED: Shared = OnceLock::new();
+        shared_of(&SHARED, || {
+            HttpClientBuilder::default().with_destinations(Destinations::PublicOnly)
+        })
+    }
+
+    /// Where the requests of this client may connect.
+    #[must_use]
+    pub fn destinations(&self) -> Destinations {
+        self.settings.destinations
     }
 
     /// The same client (sharing its connection pool) with another retry policy, for
@@ -244,8 +283,12 @@ impl HttpClient {
         BodyStream::new(response, self.settings.idle_timeout)
     }
 
-    /// The retry loop around single attempts, on the main client.
-    async fn execute(&self, request: reqwest::Request) -> Result<Response> {
+    /// The retry loop around single attempts, on the main client; a client for
+    /// public addresses only refuses a URL naming another address up front.
+    pub(crate) async fn execute(&self, request: reqwest::Request) -> Result<Response> {
+        if self.settings.destinations == Destinations::PublicOnly {
+            refuse_non_public(request.url(), &[])?;
+        }
         self.execute_on(&self.inner, request, false).await
     }
 

@@ -11,7 +11,7 @@ use reqwest::header::{self, HeaderValue};
 use reqwest::{IntoUrl, Response, Url};
 
 use crate::address::NonPublic;
-use crate::builder::reqwest_builder;
+use crate::builder::{public_only, reqwest_builder};
 use crate::client::HttpClient;
 use crate::error::{Error, Refusal, Result};
 
@@ -172,7 +172,7 @@ impl HttpClient {
     }
 
     async fn send_built(&self, request: reqwest::Request) -> Result<Response> {
-        self.execute_on(&self.inner, request, false).await
+        self.execute(request).await
     }
 
     /// The response of the first hop that is not a redirect, checking every hop.
@@ -219,10 +219,7 @@ impl HttpClient {
     /// redirects and uses no proxy; built once and shared by clones.
     fn guarded_client(&self) -> Result<reqwest::Client> {
         let built = self.guarded.get_or_init(|| {
-            reqwest_builder(&self.settings)
-                .dns_resolver(PublicResolver)
-                .redirect(reqwest::redirect::Policy::none())
-                .no_proxy()
+            public_only(reqwest_builder(&self.settings))
                 .build()
                 .map_err(|e| e.to_string())
         });
@@ -243,17 +240,25 @@ fn check_url(url: &Url, options: &DownloadOptions) -> Result<()> {
             "{url} is not an http(s) URL, which is all that is downloaded"
         )));
     }
+    if url.host().is_none() {
+        return Err(invalid(format!("{url} names no host")));
+    }
+    refuse_non_public(url, &options.also_allowed)
+}
+
+/// Refuses a URL whose host is a non-public IP address, unless that address and
+/// port are in `also_allowed` (host names are checked when they are resolved).
+pub(crate) fn refuse_non_public(url: &Url, also_allowed: &[SocketAddr]) -> Result<()> {
     let ip: IpAddr = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.into(),
         Some(url::Host::Ipv6(ip)) => ip.into(),
-        Some(url::Host::Domain(_)) => return Ok(()),
-        None => return Err(invalid(format!("{url} names no host"))),
+        Some(url::Host::Domain(_)) | None => return Ok(()),
     };
     let Some(reason) = NonPublic::of(ip) else {
         return Ok(());
     };
     let port = url.port_or_known_default().unwrap_or_default();
-    if options.also_allowed.contains(&SocketAddr::new(ip, port)) {
+    if also_allowed.contains(&SocketAddr::new(ip, port)) {
         return Ok(());
     }
     Err(Error::RefusedAddress {
@@ -288,7 +293,7 @@ fn invalid_request(err: reqwest::Error) -> Error {
 /// its addresses is not public; the connection then uses exactly the addresses
 /// returned here.
 #[derive(Debug, Clone, Copy)]
-struct PublicResolver;
+pub(crate) struct PublicResolver;
 
 impl Resolve for PublicResolver {
     fn resolve(&self, name: Name) -> Resolving {

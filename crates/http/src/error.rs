@@ -87,7 +87,7 @@ pub enum Error {
         source: Option<BoxError>,
     },
 
-    /// A download restricted to public addresses
+    /// A download or client restricted to public addresses
     /// ([`Destinations::PublicOnly`](crate::Destinations::PublicOnly)) named, resolved
     /// to or was redirected to an address that is not public. Nothing was sent to it.
     #[error("{url} resolves to {reason} ({address}), which is not fetched")]

@@ -18,7 +18,10 @@
 //! - Dropping a stream closes its connection.
 //! - [`HttpClient::download`] reads at most its cap of a body, and with
 //!   [`Destinations::PublicOnly`] connects only to public addresses ([`NonPublic`]),
-//!   checking the addresses it connects to and every redirect hop.
+//!   checking the addresses it connects to and every redirect hop. A client built
+//!   with [`HttpClientBuilder::with_destinations`]`(`[`Destinations::PublicOnly`]`)`
+//!   (or [`HttpClient::shared_public_only`]) does the same for every request, and
+//!   follows no redirects.
 //!
 //! # Example
 //!

@@ -26,7 +26,10 @@ impl Server {
 
     fn start_with(dir: &Path, dev_auth: bool, extra: &[&str]) -> Self {
         let mut cmd = Command::new(BIN);
-        cmd.args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+        // The fake model servers of these tests are on loopback.
+        cmd.args(["serve", "--addr", "127.0.0.1:0"])
+            .arg("--allow-private-model-endpoints")
+            .arg("--data-dir")
             .arg(dir)
             .args(workspace_args())
             .args(extra)
@@ -409,6 +412,7 @@ fn the_data_directory_is_absolute_and_private() {
             "127.0.0.1:0",
             "--data-dir",
             "relative-data",
+            "--allow-private-model-endpoints",
         ])
         .args(workspace_args())
         .env_remove("OXISCOPE_SECRET_KEY")
@@ -442,6 +446,7 @@ fn the_data_directory_is_absolute_and_private() {
 fn start_logging(dir: &Path, sealing_key: &str) -> (Server, std::thread::JoinHandle<Vec<String>>) {
     let mut child = Command::new(BIN)
         .args(["serve", "--addr", "127.0.0.1:0", "--log-level", "debug"])
+        .arg("--allow-private-model-endpoints")
         .args(["--log-format", "json", "--data-dir"])
         .arg(dir)
         .args(workspace_args())
@@ -526,6 +531,14 @@ async fn debug_logs_of_a_whole_conversation_carry_no_secret() {
     );
 
     // A run that fails at the model, a wrong key, the credential read back.
+    // (Once the first run has let go: an input sent while it still holds
+    // the session would be served by it.)
+    for _ in 0..500 {
+        if status(&c, &ids).await == "idle" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     fake.push(oxiscope_test_support::openai_invalid_api_key());
     assert_eq!(chat(&c, &ids, user_msg("again")).await, 200);
     let events = c.stream_until(&stream, "REPLY_END").await;

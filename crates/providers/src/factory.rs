@@ -102,7 +102,13 @@ pub fn chat_model(
 /// The chat model `config` describes, called with `credential`, whose
 /// formatter reads `file://` media and downloads `http(s)` media only as
 /// `media` allows (a refused URL fails the call with
-/// [`ModelError::InvalidRequest`] naming it and the rule).
+/// [`ModelError::InvalidRequest`] naming it and the rule), and which calls
+/// only the endpoints `media.endpoints` allows: with
+/// [`Endpoints::PublicOnly`](crate::Endpoints::PublicOnly), a credential
+/// whose endpoint names or resolves to a non-public address (loopback,
+/// private network, cloud metadata) builds, but each call fails with
+/// [`ModelError::InvalidRequest`] naming the endpoint and the rule, before
+/// anything is sent.
 ///
 /// ```
 /// use std::path::PathBuf;
@@ -178,7 +184,8 @@ fn anthropic(
 
     let params = AnthropicParameters::from_json(&Value::Object(config.parameters.clone()))
         .map_err(|e| bad_parameters(ModelClass::AnthropicChat, &e))?;
-    let model = AnthropicChatModel::from_credential(credential, &config.model)?;
+    let http = endpoint_client(media)?;
+    let model = AnthropicChatModel::from_credential_on(http, credential, &config.model)?;
     Ok(Arc::new(
         model
             .with_parameters(params)
@@ -205,7 +212,8 @@ fn ollama(
 
     let params = OllamaParameters::from_json(&Value::Object(config.parameters.clone()))
         .map_err(|e| bad_parameters(ModelClass::OllamaChat, &e))?;
-    let model = OllamaChatModel::from_credential(credential, &config.model)?;
+    let http = endpoint_client(media)?;
+    let model = OllamaChatModel::from_credential_on(http, credential, &config.model)?;
     Ok(Arc::new(
         model
             .with_parameters(params)
@@ -237,6 +245,7 @@ fn openai_chat(
         builder = builder.with_base_url(c.api_host.clone());
     }
     let model = builder
+        .with_http_client(endpoint_client(media)?)
         .with_parameters(config.parameters.clone())
         .with_media_policy(media.clone())
         .build()?;
@@ -256,6 +265,16 @@ fn openai_chat(
         .copied()
         .unwrap_or(ModelClass::OpenAiChat);
     Err(feature_off(class, "openai"))
+}
+
+/// The shared HTTP client for calls to the endpoints `media` allows.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+fn endpoint_client(media: &MediaPolicy) -> Result<oxiscope_http::HttpClient, ModelError> {
+    let http = match media.endpoints {
+        crate::Endpoints::PublicOnly => oxiscope_http::HttpClient::shared_public_only(),
+        crate::Endpoints::Any => oxiscope_http::HttpClient::shared(),
+    };
+    http.map_err(|e| invalid(format!("cannot build the HTTP client: {e}")))
 }
 
 fn invalid(message: String) -> ModelError {

@@ -23,4 +23,6 @@ pub mod ollama;
 pub mod openai_chat;
 
 pub use factory::{ModelConfig, chat_model, chat_model_with};
-pub use media::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT, MediaPolicy, RemoteMedia};
+pub use media::{
+    DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT, Endpoints, MediaPolicy, RemoteMedia,
+};

@@ -36,7 +36,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::post;
 use futures_util::StreamExt;
-use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, app};
+use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, TenantPolicy, app};
 use oxiscope_storage::{InMemoryBus, SqliteStorage};
 use oxiscope_test_support::OpenAiScript;
 use serde_json::{Value, json};
@@ -187,7 +187,13 @@ async fn run(n: usize) {
         Arc::new(SqliteStorage::open(dir.path()).await.unwrap()),
         Arc::new(InMemoryBus::new()),
         Sealer::from_key(&[1; 32]),
-        ServerConfig::new(dir.path()).with_auth(AuthMode::DevHeader),
+        // The fake model server is on loopback.
+        ServerConfig::new(dir.path())
+            .with_auth(AuthMode::DevHeader)
+            .with_policy(TenantPolicy {
+                private_model_endpoints: true,
+                ..TenantPolicy::default()
+            }),
     );
     let base: Arc<str> = spawn(app(state.clone())).await.into();
     let http = reqwest::Client::builder()

@@ -26,11 +26,19 @@ pub struct TenantPolicy {
     /// Whether messages may carry `http(s)` media URLs for the server to
     /// download (`remote_media`; public addresses only either way).
     pub remote_media: bool,
+    /// Whether a tenant's model credential may name an endpoint at a
+    /// non-public address (`private_model_endpoints`; default `false`):
+    /// loopback, a private network, link-local (cloud metadata). A local
+    /// Ollama or vLLM server on this machine or a private network needs it
+    /// `true`; otherwise the server calls model endpoints at public
+    /// addresses only, and a run on another endpoint ends with an error
+    /// naming it.
+    pub private_model_endpoints: bool,
 }
 
 impl Default for TenantPolicy {
     /// Every mode but `bypass`, 4 rules per confirmed call, remote media
-    /// allowed.
+    /// allowed, model endpoints at public addresses only.
     fn default() -> Self {
         Self {
             allowed_modes: PermissionMode::ALL
@@ -39,6 +47,7 @@ impl Default for TenantPolicy {
                 .collect(),
             max_confirm_rules: 4,
             remote_media: true,
+            private_model_endpoints: false,
         }
     }
 }
@@ -154,6 +163,8 @@ mod tests {
             toml_like(r#"{"allowed_modes": ["default", "dont_ask"], "max_confirm_rules": 1}"#);
         assert_eq!(policy.allowed_modes.len(), 2);
         assert!(policy.remote_media);
+        assert!(!policy.private_model_endpoints);
+        assert!(toml_like(r#"{"private_model_endpoints": true}"#).private_model_endpoints);
         assert!(serde_json::from_str::<TenantPolicy>(r#"{"alowed_modes": []}"#).is_err());
     }
 

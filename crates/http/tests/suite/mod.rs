@@ -1,5 +1,6 @@
 mod download;
 mod ndjson;
+mod public_client;
 mod public_download;
 mod retry;
 mod send;

@@ -44,7 +44,9 @@ pub(crate) struct ServeArgs {
     /// (permission modes tenants may use), `max_confirm_rules` (rules one
     /// confirmed call may add; each must be one suggested for it),
     /// `remote_media` (whether messages may name http(s) media for the
-    /// server to fetch). The flags below override it.
+    /// server to fetch), `private_model_endpoints` (whether model
+    /// credentials may point at non-public addresses). The flags below
+    /// override it.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     /// A permission mode tenants may use (repeatable; replaces the
@@ -58,6 +60,14 @@ pub(crate) struct ServeArgs {
     /// server fetches them from public addresses only).
     #[arg(long)]
     no_remote_media: bool,
+    /// Let tenants' model credentials point at non-public addresses
+    /// (loopback, a private network, link-local): needed for a local
+    /// Ollama or vLLM server on this machine or a private network. By
+    /// default the server calls model endpoints at public addresses only,
+    /// so a tenant cannot make it reach internal services or cloud
+    /// metadata.
+    #[arg(long)]
+    allow_private_model_endpoints: bool,
     /// Events kept per session for late SSE subscribers (the oldest go
     /// first).
     #[arg(long, value_name = "N", default_value_t = 4096)]
@@ -117,6 +127,9 @@ fn tenant_policy(args: &ServeArgs) -> anyhow::Result<TenantPolicy> {
     }
     if args.no_remote_media {
         policy.remote_media = false;
+    }
+    if args.allow_private_model_endpoints {
+        policy.private_model_endpoints = true;
     }
     Ok(policy)
 }
@@ -302,7 +315,8 @@ mod tests {
         let file = dir.path().join("policy.toml");
         std::fs::write(
             &file,
-            "allowed_modes = [\"default\", \"bypass\"]\nmax_confirm_rules = 2\nremote_media = true\n",
+            "allowed_modes = [\"default\", \"bypass\"]\nmax_confirm_rules = 2\nremote_media = true\n\
+             private_model_endpoints = true\n",
         )
         .unwrap();
         let from_file = policy(&["--policy", file.to_str().unwrap()]).unwrap();
@@ -311,6 +325,7 @@ mod tests {
             [PermissionMode::Default, PermissionMode::Bypass]
         );
         assert_eq!(from_file.max_confirm_rules, 2);
+        assert!(from_file.private_model_endpoints);
         let flags = policy(&[
             "--policy",
             file.to_str().unwrap(),
@@ -324,6 +339,12 @@ mod tests {
         assert_eq!(flags.allowed_modes, [PermissionMode::AcceptEdits]);
         assert_eq!(flags.max_confirm_rules, 0);
         assert!(!flags.remote_media);
+        assert!(!policy(&[]).unwrap().private_model_endpoints);
+        assert!(
+            policy(&["--allow-private-model-endpoints"])
+                .unwrap()
+                .private_model_endpoints
+        );
         assert_eq!(policy(&[]).unwrap(), TenantPolicy::default());
         assert!(policy(&["--allow-mode", "yolo"]).is_err());
         std::fs::write(&file, "allowed_mode = [\"default\"]\n").unwrap();

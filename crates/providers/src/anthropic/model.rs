@@ -101,6 +101,20 @@ impl AnthropicChatModel {
         credential: &Credential,
         model: impl Into<String>,
     ) -> Result<Self, ModelError> {
+        Self::from_credential_on(own_client()?, credential, model)
+    }
+
+    /// As [`from_credential`](Self::from_credential), on an existing client
+    /// (e.g. one restricted to public addresses).
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidRequest`] when `credential` is not an Anthropic
+    /// one.
+    pub fn from_credential_on(
+        http: HttpClient,
+        credential: &Credential,
+        model: impl Into<String>,
+    ) -> Result<Self, ModelError> {
         let Credential::Anthropic(c) = credential else {
             return Err(wrong_credential(
                 "an Anthropic model needs an anthropic_credential",
@@ -114,7 +128,7 @@ impl AnthropicChatModel {
                 .find(|card| card.name == model && card.model_class == "anthropic_chat")
                 .map(|card| card.output_size.get())
         });
-        let mut this = Self::new(c.api_key.clone(), model)?;
+        let mut this = Self::with_client(http, c.api_key.clone(), model);
         if let Some(base) = c.base_url.as_deref().filter(|b| !b.is_empty()) {
             this = this.with_base_url(base);
         }

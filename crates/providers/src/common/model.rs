@@ -39,6 +39,9 @@ pub(crate) fn from_http(
     read_body: impl FnOnce(&str) -> (Option<String>, String),
 ) -> ModelError {
     use oxiscope_http::Error as E;
+    if let Some(refused) = crate::media::refused_endpoint(&err) {
+        return refused;
+    }
     match err {
         E::Status(status) => {
             let (code, message) = read_body(&status.body);

@@ -16,4 +16,8 @@ mod policy;
 
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
 pub(crate) use loader::MediaLoader;
-pub use policy::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT, MediaPolicy, RemoteMedia};
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+pub(crate) use policy::refused_endpoint;
+pub use policy::{
+    DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT, Endpoints, MediaPolicy, RemoteMedia,
+};

@@ -32,6 +32,47 @@ pub enum RemoteMedia {
     Deny,
 }
 
+/// Which addresses a model built by [`crate::chat_model_with`] sends its
+/// calls to (its credential's `base_url`, host or `api_host`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Endpoints {
+    /// Any endpoint, through the HTTP client's proxies, as a library user on
+    /// their own machine expects (a local Ollama or vLLM server included).
+    #[default]
+    Any,
+    /// Public addresses only: an endpoint naming or resolving to a loopback,
+    /// private, link-local (cloud metadata) or other non-public address is
+    /// refused before anything is sent, and the call fails with
+    /// [`oxiscope_model::ModelError::InvalidRequest`] naming the endpoint and
+    /// the rule; redirects are not followed and no proxy is used (see
+    /// [`oxiscope_http::HttpClient::shared_public_only`]). Its downloads of
+    /// media go through the same client, so they are public-only too.
+    PublicOnly,
+}
+
+/// The error of a call whose endpoint a [`Endpoints::PublicOnly`] model
+/// refused ([`oxiscope_http::Error::RefusedAddress`]), naming the endpoint,
+/// the address and the rule; `None` for any other HTTP error.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+pub(crate) fn refused_endpoint(err: &oxiscope_http::Error) -> Option<oxiscope_model::ModelError> {
+    let oxiscope_http::Error::RefusedAddress {
+        url,
+        address,
+        reason,
+    } = err
+    else {
+        return None;
+    };
+    Some(oxiscope_model::ModelError::InvalidRequest {
+        message: format!(
+            "the model endpoint {url} resolves to {reason} ({address}), and model endpoints \
+             are restricted to public addresses here; nothing was sent to it"
+        ),
+    })
+}
+
 /// What a model's formatter may read and download to inline a data block
 /// given by URL (`file://`, `http(s)://`).
 ///
@@ -66,6 +107,9 @@ pub struct MediaPolicy {
     pub max_bytes: u64,
     /// Time allowed for one download.
     pub timeout: Duration,
+    /// Which addresses the model itself calls (not a media rule, but given
+    /// to [`crate::chat_model_with`] alongside them).
+    pub endpoints: Endpoints,
 }
 
 impl Default for MediaPolicy {
@@ -75,6 +119,7 @@ impl Default for MediaPolicy {
             remote: RemoteMedia::Allow,
             max_bytes: DEFAULT_MAX_MEDIA_BYTES,
             timeout: DEFAULT_MEDIA_TIMEOUT,
+            endpoints: Endpoints::Any,
         }
     }
 }
@@ -91,6 +136,13 @@ impl MediaPolicy {
     #[must_use]
     pub fn with_remote(mut self, remote: RemoteMedia) -> Self {
         self.remote = remote;
+        self
+    }
+
+    /// Sets which addresses the model calls.
+    #[must_use]
+    pub fn with_endpoints(mut self, endpoints: Endpoints) -> Self {
+        self.endpoints = endpoints;
         self
     }
 

@@ -82,13 +82,27 @@ impl OllamaChatModel {
         credential: &Credential,
         model: impl Into<String>,
     ) -> Result<Self, ModelError> {
+        Self::from_credential_on(own_client()?, credential, model)
+    }
+
+    /// As [`from_credential`](Self::from_credential), on an existing client
+    /// (e.g. one restricted to public addresses).
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidRequest`] when `credential` is not an Ollama
+    /// one.
+    pub fn from_credential_on(
+        http: HttpClient,
+        credential: &Credential,
+        model: impl Into<String>,
+    ) -> Result<Self, ModelError> {
         let Credential::Ollama(c) = credential else {
             return Err(wrong_credential(
                 "an Ollama model needs an ollama_credential",
                 credential,
             ));
         };
-        let mut this = Self::new(model)?;
+        let mut this = Self::with_client(http, model);
         if let Some(host) = c.host.as_deref().filter(|h| !h.is_empty()) {
             this = this.with_host(host);
         }

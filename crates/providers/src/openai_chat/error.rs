@@ -8,6 +8,9 @@ use serde_json::Value;
 /// call): an error status becomes [`ModelError::Provider`] with the
 /// vendor's `error.code` (or `error.type`) and `error.message`.
 pub(crate) fn setup_error(provider: &str, err: &HttpError) -> ModelError {
+    if let Some(refused) = crate::media::refused_endpoint(err) {
+        return refused;
+    }
     if let Some(status) = err.status() {
         let body = err.body().unwrap_or_default();
         let (code, message) = parse_error_body(body);

@@ -2,6 +2,7 @@ mod anthropic_format;
 mod anthropic_formatter_golden;
 mod anthropic_model;
 mod media_policy;
+mod model_endpoints;
 mod ollama_format;
 mod ollama_formatter_golden;
 mod ollama_model;

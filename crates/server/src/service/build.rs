@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use oxiscope_agent::{Agent, AgentState, ContextConfig, ReActConfig};
 use oxiscope_model::DynChatModel;
-use oxiscope_providers::{MediaPolicy, ModelConfig, RemoteMedia, chat_model_with};
+use oxiscope_providers::{Endpoints, MediaPolicy, ModelConfig, RemoteMedia, chat_model_with};
 use oxiscope_storage::{AgentRecord, SessionRecord};
 use serde_json::Value;
 
@@ -37,7 +37,14 @@ pub(crate) async fn build_agent(
     } else {
         RemoteMedia::Deny
     };
-    let media = super::models::media_policy(workspace_dir, remote);
+    // Model endpoints at public addresses only, unless the operator runs
+    // models on this machine or a private network.
+    let endpoints = if state.config().policy.private_model_endpoints {
+        Endpoints::Any
+    } else {
+        Endpoints::PublicOnly
+    };
+    let media = super::models::media_policy(workspace_dir, remote, endpoints);
     let model = session_model(state, session, "chat_model_config", &media)
         .await?
         .ok_or_else(|| {

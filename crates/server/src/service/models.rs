@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use oxiscope_model::DynChatModel;
-use oxiscope_providers::{MediaPolicy, RemoteMedia};
+use oxiscope_providers::{Endpoints, MediaPolicy, RemoteMedia};
 use oxiscope_storage::CredentialRecord;
 
 use crate::api::ChatModelConfig;
@@ -25,18 +25,25 @@ pub(crate) struct ModelCache {
 
 /// The media policy of a tenant's model: `file://` media only from the
 /// session's workspace directory (on the host), `http(s)` media as
-/// `remote` says.
-pub(crate) fn media_policy(workspace_dir: PathBuf, remote: RemoteMedia) -> MediaPolicy {
+/// `remote` says, model endpoints as `endpoints` says.
+pub(crate) fn media_policy(
+    workspace_dir: PathBuf,
+    remote: RemoteMedia,
+    endpoints: Endpoints,
+) -> MediaPolicy {
     MediaPolicy {
         file_roots: Some(vec![workspace_dir]),
         remote,
+        endpoints,
         ..MediaPolicy::default()
     }
 }
 
 /// The key of a model: the credential as stored (a rotated secret seals
 /// differently, so it builds a new model), the whole model config and the
-/// media policy (a model reads files of one workspace only).
+/// media policy (a model reads files of one workspace only, and calls the
+/// endpoints it allows: a model built while private endpoints were allowed
+/// is not reused once they are not).
 pub(crate) fn key(record: &CredentialRecord, config: &ChatModelConfig, media: &MediaPolicy) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     record.user_id.hash(&mut h);
@@ -117,7 +124,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rotated_secret_another_config_or_another_workspace_is_another_key() {
+    fn a_rotated_secret_another_config_workspace_or_endpoint_rule_is_another_key() {
         let record = CredentialRecord {
             id: "c".into(),
             user_id: "u".into(),
@@ -133,9 +140,19 @@ mod tests {
         rotated.sealed = "sealed-2".into();
         let mut other = config.clone();
         other.model = "gpt-4.1".into();
-        let media = media_policy("/data/ws/u/w1".into(), RemoteMedia::PublicOnly);
-        let other_ws = media_policy("/data/ws/u/w2".into(), RemoteMedia::PublicOnly);
-        let no_remote = media_policy("/data/ws/u/w1".into(), RemoteMedia::Deny);
+        let policy = |ws: &str, remote, endpoints| media_policy(ws.into(), remote, endpoints);
+        let media = policy(
+            "/data/ws/u/w1",
+            RemoteMedia::PublicOnly,
+            Endpoints::PublicOnly,
+        );
+        let other_ws = policy(
+            "/data/ws/u/w2",
+            RemoteMedia::PublicOnly,
+            Endpoints::PublicOnly,
+        );
+        let no_remote = policy("/data/ws/u/w1", RemoteMedia::Deny, Endpoints::PublicOnly);
+        let private = policy("/data/ws/u/w1", RemoteMedia::PublicOnly, Endpoints::Any);
         assert_eq!(
             key(&record, &config, &media),
             key(&record, &config.clone(), &media.clone())
@@ -152,6 +169,10 @@ mod tests {
         assert_ne!(
             key(&record, &config, &media),
             key(&record, &config, &no_remote)
+        );
+        assert_ne!(
+            key(&record, &config, &media),
+            key(&record, &config, &private)
         );
     }
 }

@@ -104,7 +104,13 @@ impl Harness {
             configure(
                 ServerConfig::new(dir.path())
                     .with_auth(auth)
-                    .with_listen_addr(addr),
+                    .with_listen_addr(addr)
+                    // The fake model server is on loopback; tests of the
+                    // default rule pass their own policy.
+                    .with_policy(oxiscope_server::TenantPolicy {
+                        private_model_endpoints: true,
+                        ..oxiscope_server::TenantPolicy::default()
+                    }),
             ),
         );
         let router = app(state.clone());

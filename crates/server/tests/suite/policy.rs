@@ -1,6 +1,7 @@
 //! The operator's policy and the fields that used to be accepted and
-//! ignored: permission modes, confirmation rules, one session per user,
-//! agent and workspace, agents taking their sessions along.
+//! ignored: permission modes, confirmation rules, model endpoints, one
+//! session per user, agent and workspace, agents taking their sessions
+//! along.
 
 use oxiscope_server::TenantPolicy;
 use oxiscope_test_support::OpenAiScript;
@@ -9,6 +10,51 @@ use serde_json::{Value, json};
 
 use super::chat::user_msg;
 use super::common::{Harness, text_answer};
+
+/// A run of a session whose credential's `base_url` is the loopback fake
+/// server, under `policy`: its events up to `REPLY_END`.
+async fn run_on_loopback(policy: TenantPolicy) -> (Harness, Vec<Value>) {
+    let h = Harness::start_with_policy(policy).await;
+    let s = h.setup("u").await;
+    h.fake.push(text_answer("Hello from inside."));
+    let mut sse = h.subscribe("u", &s, None).await;
+    let (code, body) = h.chat("u", &s, user_msg("Hi")).await;
+    assert_eq!(code, 200, "{body}");
+    let events = sse.until("REPLY_END").await;
+    (h, events)
+}
+
+#[tokio::test]
+async fn by_default_a_loopback_model_endpoint_is_refused_and_gets_no_request() {
+    let (h, events) = run_on_loopback(TenantPolicy::default()).await;
+
+    let end = events.last().unwrap();
+    assert_eq!(end["finished_reason"], "error", "{end}");
+    let shown = serde_json::to_string(&events).unwrap();
+    let endpoint = format!(
+        "the model endpoint {}/v1/chat/completions",
+        h.fake.base_url()
+    );
+    assert!(
+        shown.contains(&endpoint)
+            && shown.contains("a loopback address (127.0.0.1)")
+            && shown.contains("restricted to public addresses"),
+        "{shown}"
+    );
+    assert_eq!(h.fake.request_count(), 0);
+}
+
+#[tokio::test]
+async fn with_private_model_endpoints_allowed_the_same_run_completes() {
+    let allowed = TenantPolicy {
+        private_model_endpoints: true,
+        ..TenantPolicy::default()
+    };
+    let (h, events) = run_on_loopback(allowed).await;
+
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    assert_eq!(h.fake.request_count(), 1);
+}
 
 #[tokio::test]
 async fn bypass_is_refused_unless_the_operator_allows_it() {
