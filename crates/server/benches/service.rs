@@ -181,6 +181,13 @@ fn percentile(sorted: &[u128], p: f64) -> u128 {
 
 async fn run(n: usize) {
     let dir = tempfile::tempdir().unwrap();
+    // As `oxiscope serve` does: sandboxes started by root run as another
+    // user, who must pass through the data directory.
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o711),
+    )
+    .unwrap();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let fake = spawn(Router::new().route("/v1/chat/completions", post(fake_completion))).await;
     let state = AppState::new(
