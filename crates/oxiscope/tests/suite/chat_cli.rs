@@ -1,24 +1,10 @@
 //! `oxiscope chat` without a terminal: configuration, the one-shot mode
 //! and its outputs, `oxiscope sessions` and `oxiscope config`.
 
-use std::process::Output;
-
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use super::chat_env::{ChatEnv, bash, text};
-
-fn run(mut cmd: std::process::Command) -> Output {
-    cmd.stdin(std::process::Stdio::null()).output().unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
+use super::chat_env::{ChatEnv, bash, run, stderr, stdout, text};
 
 #[test]
 fn with_nothing_configured_it_explains_in_three_lines_and_fails() {

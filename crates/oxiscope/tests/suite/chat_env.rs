@@ -1,7 +1,7 @@
 //! A sandbox for running `oxiscope chat`: a fake OpenAI server on
 //! 127.0.0.1, and temporary config, data, home and working directories.
 
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use oxiscope_test_support::{FakeServer, OpenAiScript, RecordedRequest};
@@ -116,4 +116,19 @@ pub(crate) fn bash(id: &str, command: &str) -> OpenAiScript {
         .tool_args(0, args)
         .finish("tool_calls")
         .usage(30, 10, 0)
+}
+
+/// Runs `cmd` with no standard input.
+pub(crate) fn run(mut cmd: Command) -> Output {
+    cmd.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+/// What `out` printed on stdout.
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// What `out` printed on stderr.
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
 }

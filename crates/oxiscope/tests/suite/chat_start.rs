@@ -2,24 +2,10 @@
 //! debug banner of `-p`, hints kept out of the answer, flag checks before
 //! provider resolution, `oxiscope sessions` messages, exit codes.
 
-use std::process::Output;
-
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use super::chat_env::{ChatEnv, bash, text};
-
-fn run(mut cmd: std::process::Command) -> Output {
-    cmd.stdin(std::process::Stdio::null()).output().unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
+use super::chat_env::{ChatEnv, bash, run, stderr, stdout, text};
 
 #[test]
 fn cwd_moves_the_agents_tools_to_that_directory() {
