@@ -31,6 +31,7 @@ pub mod ollama;
 mod openai;
 mod script;
 mod scripted;
+mod skip;
 
 pub use fake_server::{FakeServer, RecordedRequest};
 pub use openai::{
@@ -38,3 +39,4 @@ pub use openai::{
 };
 pub use script::{BodyEnd, Chunk, ScriptedBody, ScriptedResponse};
 pub use scripted::{RecordedChatRequest, SCRIPTED_MODEL_NAME, ScriptedModel, ScriptedTurn};
+pub use skip::skip;

@@ -4,7 +4,6 @@
 //! same install, whose tool list changes on request; a recording TCP proxy
 //! and a server that never answers.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,32 +35,8 @@ pub(crate) fn everything() -> Option<PathBuf> {
         script.display(),
         script.is_file()
     );
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must run the real MCP servers: {why}"
-    );
-    skipped(&why);
+    oxiscope_test_support::skip(&why);
     None
-}
-
-/// Says loudly that the running test skips, straight to the process's
-/// stderr (the harness's capture cannot hide it), and records it for
-/// `.ci/run`'s summary: a line `test name: why` appended to the file that
-/// `OXISCOPE_TEST_SKIPS` names, when set.
-fn skipped(why: &str) {
-    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
-    let Some(path) = std::env::var_os("OXISCOPE_TEST_SKIPS") else {
-        return;
-    };
-    let test = std::thread::current().name().unwrap_or("?").to_owned();
-    let line = format!("{test}: {why}").replace('\n', " ");
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(file, "{line}");
-    }
 }
 
 /// Returns from the test when the server is missing (see [`everything`]).
@@ -96,11 +71,7 @@ pub(crate) fn dynamic_tools() -> Option<PathBuf> {
         sdk.display(),
         sdk.is_file()
     );
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must run the real MCP servers: {why}"
-    );
-    skipped(&why);
+    oxiscope_test_support::skip(&why);
     None
 }
 

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 
 use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, WorkspaceMode, app};
@@ -295,23 +294,7 @@ async fn default_workspace() -> WorkspaceMode {
 /// appended to the file that `OXISCOPE_TEST_SKIPS` names, when set. In CI
 /// (`CI=true`) it fails the test instead.
 fn no_sandbox(e: &oxiscope_workspace::Error, what: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must run the service's tools in the sandbox: {e}"
-    );
-    let _ = writeln!(std::io::stderr(), "\n!!! SANDBOX MISSING, {what}: {e}\n");
-    let Some(path) = std::env::var_os("OXISCOPE_TEST_SKIPS") else {
-        return;
-    };
-    let test = std::thread::current().name().unwrap_or("?").to_owned();
-    let line = format!("{test}: {what} (no sandbox: {e})").replace('\n', " ");
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(file, "{line}");
-    }
+    oxiscope_test_support::skip(&format!("{what} (no sandbox: {e})"));
 }
 
 pub(crate) struct Setup {

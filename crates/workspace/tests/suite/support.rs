@@ -1,7 +1,6 @@
 //! Sandboxes for the tests: skipped loudly where bubblewrap cannot run,
 //! a failure in CI (`CI=true`), where `.ci/run` installs it.
 
-use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -40,11 +39,7 @@ pub(crate) async fn sandbox(scratch: &Scratch, config: SandboxConfig) -> Option<
             Some(workspace)
         }
         Err(e @ Error::SandboxUnavailable { .. }) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI must run the sandbox tests: {e}"
-            );
-            skipped(&format!("no sandbox: {e}"));
+            oxiscope_test_support::skip(&format!("no sandbox: {e}"));
             None
         }
         Err(e) => panic!("cannot make the sandbox: {e}"),
@@ -78,32 +73,8 @@ pub(crate) fn mcp_servers() -> Option<PathBuf> {
         "the MCP test server is not installed ({} missing); run `npm ci --prefix crates/mcp/tests/servers`",
         script.display()
     );
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must run the MCP servers: {why}"
-    );
-    skipped(&why);
+    oxiscope_test_support::skip(&why);
     None
-}
-
-/// Says loudly that the running test skips, straight to the process's
-/// stderr (the harness's capture cannot hide it), and records it for
-/// `.ci/run`'s summary: a line `test name: why` appended to the file that
-/// `OXISCOPE_TEST_SKIPS` names, when set.
-fn skipped(why: &str) {
-    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why}\n");
-    let Some(path) = std::env::var_os("OXISCOPE_TEST_SKIPS") else {
-        return;
-    };
-    let test = std::thread::current().name().unwrap_or("?").to_owned();
-    let line = format!("{test}: {why}").replace('\n', " ");
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(file, "{line}");
-    }
 }
 
 /// `dir` itself when anyone may pass through its parents (a sandbox
