@@ -517,9 +517,31 @@ macro_rules! offload_via_core {
 pub(crate) use offload_via_core;
 
 /// The [`Workspace`](crate::Workspace) methods every workspace type with
-/// a `core` field answers from it alone.
+/// `core`, `workdir` and `backend` fields answers from them alone (a
+/// declaration is checked by the core's launcher before it is stored).
 macro_rules! delegate_to_core {
     () => {
+        fn id(&self) -> &str {
+            &self.core.id
+        }
+
+        fn workdir(&self) -> &std::path::Path {
+            &self.workdir
+        }
+
+        fn backend(&self) -> std::sync::Arc<dyn oxiscope_tool::ExecBackend> {
+            std::sync::Arc::clone(&self.backend) as std::sync::Arc<dyn oxiscope_tool::ExecBackend>
+        }
+
+        fn add_mcp<'a>(
+            &'a self,
+            declaration: crate::McpDeclaration,
+            agent_id: &'a str,
+            session_id: &'a str,
+        ) -> futures_util::future::BoxFuture<'a, crate::Result<()>> {
+            futures_util::FutureExt::boxed(self.core.add_mcp(declaration, agent_id, session_id))
+        }
+
         fn close(&self) -> futures_util::future::BoxFuture<'_, ()> {
             futures_util::FutureExt::boxed(self.core.close())
         }

@@ -1,12 +1,12 @@
 //! [`LocalWorkspace`]: the host's files and processes, unconfined.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use oxiscope_permission::PathEnv;
-use oxiscope_tool::{ExecBackend, LocalBackend};
+use oxiscope_tool::LocalBackend;
 
 use crate::confined::ConfinedDir;
 use crate::core::Core;
@@ -127,18 +127,6 @@ impl LocalWorkspace {
 impl Workspace for LocalWorkspace {
     crate::core::delegate_to_core!();
 
-    fn id(&self) -> &str {
-        &self.core.id
-    }
-
-    fn workdir(&self) -> &Path {
-        &self.workdir
-    }
-
-    fn backend(&self) -> Arc<dyn ExecBackend> {
-        Arc::clone(&self.backend) as Arc<dyn ExecBackend>
-    }
-
     fn path_env(&self) -> PathEnv {
         PathEnv::new(&self.workdir, self.home.clone())
     }
@@ -151,15 +139,6 @@ impl Workspace for LocalWorkspace {
             self.core.initialize().await
         }
         .boxed()
-    }
-
-    fn add_mcp<'a>(
-        &'a self,
-        declaration: McpDeclaration,
-        agent_id: &'a str,
-        session_id: &'a str,
-    ) -> BoxFuture<'a, Result<()>> {
-        self.core.add_mcp(declaration, agent_id, session_id).boxed()
     }
 
     fn instructions(&self) -> String {

@@ -46,7 +46,6 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use oxiscope_mcp::McpConfig;
 use oxiscope_permission::PathEnv;
-use oxiscope_tool::ExecBackend;
 
 pub use backend::SandboxBackend;
 pub use bwrap::SANDBOX_ROOT;
@@ -386,26 +385,8 @@ fn mcp_config(launch: &Launch, decl: &McpDeclaration) -> Result<McpConfig> {
     }
 }
 
-/// Checks a declaration before it is stored (what `list_mcps` would
-/// refuse is refused when added).
-fn check(launch: &Launch, decl: &McpDeclaration) -> Result<()> {
-    mcp_config(launch, decl).map(drop)
-}
-
 impl Workspace for SandboxWorkspace {
     crate::core::delegate_to_core!();
-
-    fn id(&self) -> &str {
-        &self.core.id
-    }
-
-    fn workdir(&self) -> &Path {
-        &self.workdir
-    }
-
-    fn backend(&self) -> Arc<dyn ExecBackend> {
-        Arc::clone(&self.backend) as Arc<dyn ExecBackend>
-    }
 
     fn path_env(&self) -> PathEnv {
         // Paths are the sandbox's: nothing on the host's disk at
@@ -415,19 +396,6 @@ impl Workspace for SandboxWorkspace {
 
     fn initialize(&self) -> BoxFuture<'_, Result<()>> {
         self.core.initialize().boxed()
-    }
-
-    fn add_mcp<'a>(
-        &'a self,
-        declaration: McpDeclaration,
-        agent_id: &'a str,
-        session_id: &'a str,
-    ) -> BoxFuture<'a, Result<()>> {
-        async move {
-            check(&self.launch, &declaration)?;
-            self.core.add_mcp(declaration, agent_id, session_id).await
-        }
-        .boxed()
     }
 
     fn instructions(&self) -> String {
