@@ -8,8 +8,8 @@ use oxiscope_permission::{BashPolicy, PathEnv};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{delegate_permissions, parse};
-use crate::backend::ExecRequest;
+use super::{INTERRUPTED_TEXT, delegate_permissions, parse};
+use crate::backend::{ExecOutput, ExecRequest};
 use crate::chunk::ToolChunk;
 use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
 
@@ -17,6 +17,10 @@ use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Combined stdout/stderr kept, in bytes.
 const MAX_OUTPUT_BYTES: usize = 30_000;
+/// Appended to output cut at [`MAX_OUTPUT_BYTES`].
+const TRUNCATED_NOTICE: &str = "\n... (output truncated)";
+/// The result of a successful command that printed nothing.
+const NO_OUTPUT: &str = "(no output)";
 
 static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     json!({
@@ -102,51 +106,62 @@ async fn run(args: Args, ctx: ToolCallContext) -> ToolChunk {
         args.timeout
     };
     let request = ExecRequest {
-        command: args.command,
+        command: args.command.clone(),
         cwd: ctx.cwd.clone(),
         timeout: Duration::from_millis(timeout_ms),
         max_output: MAX_OUTPUT_BYTES,
     };
     let out = match ctx.backend.exec(request, ctx.cancel.clone()).await {
         Ok(out) => out,
-        Err(e) => return ToolChunk::error(format!("Could not run the command: {e}")),
-    };
-    let mut text = String::from_utf8_lossy(&out.output).into_owned();
-    if out.truncated() {
-        text.push_str(&format!(
-            "\n[output truncated: showing the first {} of {} bytes]",
-            out.output.len(),
-            out.total_bytes
-        ));
-    }
-    let state = if out.timed_out {
-        text.push_str(&format!(
-            "\nCommand timed out after {timeout_ms} ms and was killed."
-        ));
-        ToolResultState::Error
-    } else if out.cancelled {
-        text.push_str("\nCommand was interrupted and killed.");
-        ToolResultState::Interrupted
-    } else {
-        match out.exit_code {
-            Some(0) => ToolResultState::Success,
-            Some(code) => {
-                text.push_str(&format!("\nExit code {code}"));
-                ToolResultState::Error
-            }
-            None => {
-                text.push_str("\nCommand was killed by a signal.");
-                ToolResultState::Error
-            }
+        Err(e) => {
+            return ToolChunk::error(format!("Command failed: {}\nError: {e}", args.command));
         }
     };
-    if text.trim().is_empty() {
-        text = "(no output)".to_owned();
-    }
     let exit_code = out.exit_code.map_or(Value::Null, Value::from);
+    let (text, state) = result_text(&args.command, &out, timeout_ms);
     ToolChunk::text(text)
         .with_state(state)
         .with_metadata("exit_code", exit_code)
         .with_metadata("truncated", out.truncated())
         .with_metadata("timed_out", out.timed_out)
+}
+
+/// The result text in AgentScope's words: the output on success, `Command
+/// failed: ...` with the output otherwise, a timeout naming the command.
+///
+/// Two differences: stdout and stderr arrive interleaved, so a failure
+/// shows one `Output:` section (not `Stdout:` and `Stderr:`) followed by
+/// the exit code, which AgentScope leaves out; and a silent success says
+/// `(no output)`, since an empty tool result is refused by some model APIs.
+fn result_text(command: &str, out: &ExecOutput, timeout_ms: u64) -> (String, ToolResultState) {
+    if out.timed_out {
+        let text = format!("Command timed out after {timeout_ms}ms: {command}");
+        return (text, ToolResultState::Error);
+    }
+    if out.cancelled {
+        return (INTERRUPTED_TEXT.to_owned(), ToolResultState::Interrupted);
+    }
+    let mut output = String::from_utf8_lossy(&out.output).replace("\r\n", "\n");
+    if out.truncated() {
+        output.push_str(TRUNCATED_NOTICE);
+    }
+    if out.exit_code == Some(0) {
+        if output.is_empty() {
+            output = NO_OUTPUT.to_owned();
+        }
+        return (output, ToolResultState::Success);
+    }
+    let mut text = format!("Command failed: {command}\n");
+    if !output.is_empty() {
+        text.push_str("\nOutput:\n");
+        text.push_str(&output);
+        if !output.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    match out.exit_code {
+        Some(code) => text.push_str(&format!("\nExit code: {code}")),
+        None => text.push_str("\nKilled by a signal."),
+    }
+    (text, ToolResultState::Error)
 }

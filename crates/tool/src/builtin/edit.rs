@@ -1,18 +1,15 @@
 //! `Edit`: exact string replacement in a file that was read first.
 
-use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::file_state::{check_fresh, record_write, to_crlf, uses_crlf};
+use super::diff::unified_diff;
+use super::file_state::{Writer, check_fresh, record_write, to_crlf, uses_crlf};
 use super::file_tool::file_tool;
 use crate::chunk::ToolChunk;
 use crate::tool::ToolCallContext;
-
-/// Lines of context shown around the first change.
-const SNIPPET_CONTEXT: usize = 3;
 
 static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     json!({
@@ -55,24 +52,29 @@ file_tool! {
 }
 
 async fn edit(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk> {
+    if args.old_string.is_empty() {
+        return Err(ToolChunk::error(
+            "Error: old_string must not be empty. Use the Write tool to populate an empty file.",
+        ));
+    }
     let path = ctx.resolve(&args.file_path);
     let shown = path.display().to_string();
     let backend = ctx.backend.as_ref();
     let meta = backend.metadata(&path).await.map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolChunk::error(format!(
-            "File does not exist: {shown}. Use Write to create a new file."
-        )),
-        _ => ToolChunk::error(format!("Cannot edit {shown}: {e}")),
+        std::io::ErrorKind::NotFound => ToolChunk::error(format!("Error: File not found: {shown}")),
+        _ => ToolChunk::error(format!("Error reading file: {e}")),
     })?;
     if meta.is_dir {
-        return Err(ToolChunk::error(format!("{shown} is a directory.")));
+        return Err(ToolChunk::error(format!(
+            "Error: Path is a directory, not a file: {shown}"
+        )));
     }
-    let text = check_fresh(backend, &ctx.session, &path, meta.modified).await?;
     if args.old_string == args.new_string {
         return Err(ToolChunk::error(
-            "old_string and new_string are identical; there is nothing to change.",
+            "Error: old_string and new_string are identical. No changes to make.",
         ));
     }
+    let text = check_fresh(backend, &ctx.session, &path, meta.modified, Writer::Edit).await?;
     let (old, new) = if uses_crlf(&text) && !args.old_string.contains('\r') {
         (to_crlf(&args.old_string), to_crlf(&args.new_string))
     } else {
@@ -81,17 +83,15 @@ async fn edit(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk>
     let count = text.matches(old.as_str()).count();
     if count == 0 {
         return Err(ToolChunk::error(format!(
-            "old_string was not found in {shown}. Check whitespace and indentation, and \
-             read the file again if it may have changed."
+            "Error: old_string not found in {shown}"
         )));
     }
     if count > 1 && !args.replace_all {
         return Err(ToolChunk::error(format!(
-            "old_string appears {count} times in {shown}. Add surrounding lines to make it \
-             unique, or set replace_all to true to change every occurrence."
+            "Error: old_string appears {count} times in {shown}. Set replace_all=true to \
+             replace all occurrences, or make old_string more specific."
         )));
     }
-    let first = text.find(old.as_str()).unwrap_or(0);
     let updated = if args.replace_all {
         text.replace(old.as_str(), &new)
     } else {
@@ -100,30 +100,23 @@ async fn edit(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk>
     backend
         .write(&path, updated.as_bytes())
         .await
-        .map_err(|e| ToolChunk::error(format!("Cannot write {shown}: {e}")))?;
+        .map_err(|e| ToolChunk::error(format!("Error writing file: {e}")))?;
     record_write(backend, &ctx.session, &path, &updated).await;
-
-    let mut out = format!(
-        "Edited {shown}: replaced {count} occurrence{}.\n",
-        if count == 1 { "" } else { "s" }
+    let replaced = if args.replace_all {
+        format!("all {count} occurrences")
+    } else {
+        "1 occurrence".to_owned()
+    };
+    let diff = unified_diff(
+        &text,
+        &updated,
+        &format!("a/{shown}"),
+        &format!("b/{shown}"),
     );
-    out.push_str(&snippet(&updated, first, new.len()));
-    Ok(ToolChunk::text(out)
-        .with_metadata("file_path", shown)
-        .with_metadata("replacements", count))
-}
-
-/// The changed region (from byte `start`, `len` bytes long) with a few
-/// lines around it, numbered like Read's output.
-fn snippet(text: &str, start: usize, len: usize) -> String {
-    let first_line = text[..start.min(text.len())].matches('\n').count();
-    let end = (start + len).min(text.len());
-    let last_line = first_line + text.get(start..end).map_or(0, |s| s.matches('\n').count());
-    let from = first_line.saturating_sub(SNIPPET_CONTEXT);
-    let to = last_line + SNIPPET_CONTEXT;
-    let mut out = String::new();
-    for (i, line) in text.lines().enumerate().skip(from).take(to - from + 1) {
-        let _ = writeln!(out, "{:>6}\t{}", i + 1, line.trim_end_matches('\r'));
-    }
-    out
+    Ok(
+        ToolChunk::text(format!("Successfully replaced {replaced} in {shown}"))
+            .with_metadata("diff", diff)
+            .with_metadata("file_path", shown)
+            .with_metadata("occurrences", count),
+    )
 }

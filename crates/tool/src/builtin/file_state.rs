@@ -27,11 +27,36 @@ pub(super) fn to_crlf(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\n', "\r\n")
 }
 
+/// Which tool checks a file's freshness: they word "read it first"
+/// differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Writer {
+    /// `Write`.
+    Write,
+    /// `Edit`.
+    Edit,
+}
+
+impl Writer {
+    /// AgentScope's answer to a change of a file not read in this session.
+    fn not_read(self, path: &str) -> String {
+        match self {
+            Self::Write => format!(
+                "Error: File {path} exists but has not been read yet. You must read the file \
+                 first before writing to it."
+            ),
+            Self::Edit => {
+                "Error: To edit a file, you must first read it using the Read tool.".to_owned()
+            }
+        }
+    }
+}
+
 /// Decodes file bytes, refusing binary data.
 pub(super) fn decode_text(path: &Path, bytes: &[u8]) -> Result<String, ToolChunk> {
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(ToolChunk::error(format!(
-            "{} looks like a binary file; it cannot be handled as text.",
+            "Error: {} looks like a binary file; it cannot be handled as text.",
             path.display()
         )));
     }
@@ -40,28 +65,30 @@ pub(super) fn decode_text(path: &Path, bytes: &[u8]) -> Result<String, ToolChunk
 
 /// Checks that the existing file at `path` was read in this session and has
 /// not changed since; returns its current text.
+///
+/// A file changed since it was read gets its own message (AgentScope gives
+/// the "not read" one): the model should learn that someone else edited it.
 pub(super) async fn check_fresh(
     backend: &dyn ExecBackend,
     session: &SessionState,
     path: &Path,
     modified: f64,
+    writer: Writer,
 ) -> Result<String, ToolChunk> {
     let key = path.to_string_lossy();
     let cached = session.tool_context().lock().await.cached(&key).cloned();
     let Some(entry) = cached else {
-        return Err(ToolChunk::error(format!(
-            "{key} exists but has not been read in this session. Read it first, then try again."
-        )));
+        return Err(ToolChunk::error(writer.not_read(&key)));
     };
     let bytes = backend
         .read(path, MAX_TEXT_BYTES)
         .await
-        .map_err(|e| ToolChunk::error(format!("Cannot read {key}: {e}")))?;
+        .map_err(|e| ToolChunk::error(format!("Error reading file: {e}")))?;
     let text = decode_text(path, &bytes)?;
     // A touched but unchanged file (same lines as read in full) is fine.
     if (entry.updated_at - modified).abs() > 1e-6 && split_lines(&text) != entry.lines {
         return Err(ToolChunk::error(format!(
-            "{key} has changed since it was last read (by the user or another program). \
+            "Error: {key} has changed since it was last read (by the user or another program). \
              Read it again before modifying it."
         )));
     }

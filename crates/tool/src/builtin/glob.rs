@@ -6,12 +6,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::file_tool::file_tool;
+use super::{INTERRUPTED_TEXT, non_negative};
 use crate::backend::GlobRequest;
 use crate::chunk::ToolChunk;
 use crate::tool::ToolCallContext;
 
 /// Results shown when `head_limit` is not given.
-const DEFAULT_LIMIT: usize = 100;
+const DEFAULT_LIMIT: usize = 250;
 
 static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     json!({
@@ -22,7 +23,7 @@ static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
             "path": {"type": "string",
                 "description": "Directory to search in; the working directory when omitted."},
             "head_limit": {"type": "integer", "minimum": 0,
-                "description": "Show at most this many paths (default 100, 0 for all)."},
+                "description": "Show at most this many paths (default 250, 0 for all)."},
             "offset": {"type": "integer", "minimum": 0, "default": 0,
                 "description": "Skip this many paths first, to page through results."}
         },
@@ -41,8 +42,8 @@ struct Args {
     #[serde(default)]
     path: Option<String>,
     #[serde(default)]
-    head_limit: Option<usize>,
-    offset: usize,
+    head_limit: Option<i64>,
+    offset: i64,
 }
 
 file_tool! {
@@ -57,55 +58,71 @@ file_tool! {
     run: glob,
 }
 
-async fn glob(args: Args, ctx: &ToolCallContext) -> ToolChunk {
+async fn glob(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk> {
+    let head_limit = args
+        .head_limit
+        .map(|n| non_negative("head_limit", n))
+        .transpose()?;
+    let offset = non_negative("offset", args.offset)?;
     let root = args
         .path
         .as_deref()
         .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve(p));
+    if !ctx.backend.metadata(&root).await.is_ok_and(|m| m.is_dir) {
+        return Err(ToolChunk::error(format!(
+            "Directory not found: {}",
+            root.display()
+        )));
+    }
     let request = GlobRequest {
-        pattern: args.pattern,
+        pattern: args.pattern.clone(),
         root,
     };
     let found = tokio::select! {
         found = ctx.backend.glob(request) => found,
         () = ctx.cancel.cancelled() => {
-            return ToolChunk::error("Search interrupted.")
-                .with_state(oxiscope_message::ToolResultState::Interrupted);
+            return Err(ToolChunk::error(INTERRUPTED_TEXT)
+                .with_state(oxiscope_message::ToolResultState::Interrupted));
         }
     };
-    let found = match found {
-        Ok(found) => found,
-        Err(e) => return ToolChunk::error(format!("Glob failed: {e}")),
-    };
+    let found = found.map_err(|e| ToolChunk::error(format!("Glob failed: {e}")))?;
     let total = found.len();
-    let limit = match args.head_limit {
-        None => DEFAULT_LIMIT,
-        Some(0) => usize::MAX,
-        Some(n) => n,
-    };
-    let page: Vec<String> = found
-        .iter()
-        .skip(args.offset)
-        .take(limit)
-        .map(|m| m.path.display().to_string())
-        .collect();
-    let mut text = if total == 0 {
-        "No files found".to_owned()
-    } else if page.is_empty() {
-        format!(
-            "No files at offset {} ({total} found in total).",
-            args.offset
-        )
+    let paths: Vec<String> = found.iter().map(|m| m.path.display().to_string()).collect();
+    let text = if total == 0 {
+        format!("No files found matching pattern: {}", args.pattern)
     } else {
-        page.join("\n")
+        page_text(&paths, head_limit, offset)
     };
-    if !page.is_empty() && args.offset + page.len() < total {
-        text.push_str(&format!(
-            "\n(Showing {}-{} of {total} files. Use offset={} for more.)",
-            args.offset + 1,
-            args.offset + page.len(),
-            args.offset + page.len()
-        ));
+    Ok(ToolChunk::text(text).with_metadata("num_files", total))
+}
+
+/// One page of `items` (`head_limit` 0: all of them) in AgentScope's words:
+/// the items one a line, then a pagination note when more follow. A page
+/// past the end says so instead of being empty.
+fn page_text(items: &[String], head_limit: Option<usize>, offset: usize) -> String {
+    let limit = head_limit.unwrap_or(DEFAULT_LIMIT);
+    let rest = items.get(offset..).unwrap_or_default();
+    if rest.is_empty() {
+        return format!(
+            "No files at offset {offset} ({} found in total).",
+            items.len()
+        );
     }
-    ToolChunk::text(text).with_metadata("num_files", total)
+    if limit == 0 || rest.len() <= limit {
+        return rest.join("\n");
+    }
+    let mut text = rest[..limit].join("\n");
+    text.push_str(&pagination_note(limit, offset));
+    text
+}
+
+/// `[Showing results with pagination = limit: N, offset: M]` after a blank
+/// line (the offset only when not zero).
+pub(super) fn pagination_note(limit: usize, offset: usize) -> String {
+    let mut note = format!("\n\n[Showing results with pagination = limit: {limit}");
+    if offset > 0 {
+        note.push_str(&format!(", offset: {offset}"));
+    }
+    note.push(']');
+    note
 }

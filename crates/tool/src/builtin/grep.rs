@@ -6,6 +6,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::file_tool::file_tool;
+use super::glob::pagination_note;
+use super::{INTERRUPTED_TEXT, non_negative};
 use crate::backend::{GrepMode, GrepRequest};
 use crate::chunk::ToolChunk;
 use crate::tool::ToolCallContext;
@@ -78,8 +80,8 @@ struct Args {
     case_insensitive: bool,
     multiline: bool,
     #[serde(default)]
-    head_limit: Option<usize>,
-    offset: usize,
+    head_limit: Option<i64>,
+    offset: i64,
 }
 
 file_tool! {
@@ -94,14 +96,19 @@ file_tool! {
     run: grep,
 }
 
-async fn grep(args: Args, ctx: &ToolCallContext) -> ToolChunk {
+async fn grep(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk> {
+    let head_limit = args
+        .head_limit
+        .map(|n| non_negative("head_limit", n))
+        .transpose()?;
+    let offset = non_negative("offset", args.offset)?;
     let mode = match args.output_mode.as_str() {
         "content" => GrepMode::Content,
         "count" => GrepMode::Count,
         _ => GrepMode::FilesWithMatches,
     };
     let around = args.around.or(args.context).unwrap_or(0);
-    let limit = match args.head_limit {
+    let limit = match head_limit {
         None => DEFAULT_LIMIT,
         Some(0) => HARD_LIMIT,
         Some(n) => n.min(HARD_LIMIT),
@@ -111,7 +118,7 @@ async fn grep(args: Args, ctx: &ToolCallContext) -> ToolChunk {
         .as_deref()
         .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve(p));
     let request = GrepRequest {
-        pattern: args.pattern,
+        pattern: args.pattern.clone(),
         root,
         mode,
         glob: args.glob,
@@ -121,44 +128,35 @@ async fn grep(args: Args, ctx: &ToolCallContext) -> ToolChunk {
         line_numbers: args.n,
         case_insensitive: args.i || args.case_insensitive,
         multiline: args.multiline,
-        max_entries: args.offset.saturating_add(limit),
+        // One more than shown tells whether a further page exists.
+        max_entries: offset.saturating_add(limit).saturating_add(1),
     };
     let result = tokio::select! {
         result = ctx.backend.grep(request) => result,
         () = ctx.cancel.cancelled() => {
-            return ToolChunk::error("Search interrupted.")
-                .with_state(oxiscope_message::ToolResultState::Interrupted);
+            return Err(ToolChunk::error(INTERRUPTED_TEXT)
+                .with_state(oxiscope_message::ToolResultState::Interrupted));
         }
     };
-    let out = match result {
-        Ok(out) => out,
-        Err(e) => return ToolChunk::error(format!("Grep failed: {e}")),
-    };
-    let page: Vec<&String> = out.entries.iter().skip(args.offset).take(limit).collect();
-    let mut text = if out.entries.is_empty() {
-        "No matches found".to_owned()
-    } else if page.is_empty() {
-        format!("No entries at offset {}.", args.offset)
+    let out = result.map_err(|e| ToolChunk::error(format!("Grep failed: {e}")))?;
+    if out.entries.is_empty() {
+        let text = format!("No matches found for pattern: {}", args.pattern);
+        return Ok(ToolChunk::text(text).with_metadata("num_files", 0));
+    }
+    let rest = out.entries.get(offset..).unwrap_or_default();
+    let more = rest.len() > limit || (out.truncated && rest.len() >= limit);
+    let text = if rest.is_empty() {
+        // AgentScope answers an empty text here.
+        format!("No entries at offset {offset}.")
+    } else if more {
+        let mut text = rest[..limit.min(rest.len())].join("\n");
+        // `head_limit: 0` means all: a cut at the hard cap is reported too.
+        text.push_str(&pagination_note(limit, offset));
+        text
     } else {
-        page.iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        rest.join("\n")
     };
-    if mode == GrepMode::Count && !out.entries.is_empty() {
-        text.push_str(&format!(
-            "\n\nFound {} matching lines in {} files.",
-            out.matches, out.files
-        ));
-    }
-    if out.truncated {
-        text.push_str(&format!(
-            "\n(Results cut after {} entries. Use offset={} or a narrower search for more.)",
-            args.offset + page.len(),
-            args.offset + page.len()
-        ));
-    }
-    ToolChunk::text(text)
+    Ok(ToolChunk::text(text)
         .with_metadata("num_files", out.files)
-        .with_metadata("truncated", out.truncated)
+        .with_metadata("truncated", more))
 }

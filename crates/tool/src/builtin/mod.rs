@@ -3,12 +3,14 @@
 //! lists and defaults follow AgentScope's tools so saved calls stay valid.
 
 mod bash;
+mod diff;
 mod edit;
 mod file_state;
 mod file_tool;
 mod glob;
 mod grep;
 mod pdf;
+mod pyrepr;
 mod read;
 mod tasks;
 mod write;
@@ -46,6 +48,17 @@ pub fn builtin_tools(env: &PathEnv) -> Vec<Arc<dyn Tool>> {
         Arc::new(TaskList),
         Arc::new(TaskUpdate),
     ]
+}
+
+/// The result of a call the user interrupted, in AgentScope's words.
+pub(crate) const INTERRUPTED_TEXT: &str =
+    "<system-reminder>The tool call has been interrupted by the user.</system-reminder>";
+
+/// `Error: {name} must be non-negative.` unless `value` is at least zero
+/// (AgentScope's check of paging arguments); the value as a `usize`.
+fn non_negative(name: &str, value: i64) -> Result<usize, ToolChunk> {
+    usize::try_from(value)
+        .map_err(|_| ToolChunk::error(format!("Error: {name} must be non-negative.")))
 }
 
 /// The arguments as `T`, or an error chunk naming the tool.

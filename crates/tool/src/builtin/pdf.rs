@@ -1,5 +1,6 @@
 //! PDF text for `Read`: the pages picked by `pages`, extracted off the async
-//! runtime, each under a `--- page N ---` header.
+//! runtime, each under a `--- Page N/TOTAL ---` header as AgentScope writes
+//! it.
 //!
 //! `offset` and `limit` count lines of plain text files and do not apply
 //! here; a PDF is paged with `pages` instead.
@@ -11,6 +12,7 @@ use std::time::Duration;
 use lopdf::{Document, LoadOptions};
 
 use super::file_state::MAX_TEXT_BYTES;
+use super::pyrepr::py_str;
 use crate::chunk::ToolChunk;
 use crate::tool::ToolCallContext;
 
@@ -36,6 +38,39 @@ struct Extracted {
     pages: Vec<(u32, PageText)>,
 }
 
+/// Why a PDF's pages cannot be shown, in AgentScope's words.
+enum Problem {
+    /// The file is not a PDF Read can open.
+    Unreadable(String),
+    /// More than [`MAX_PAGES_WITHOUT_RANGE`] pages and no `pages`.
+    NeedsRange { total: u32 },
+    /// `pages` starts before 1, past its end or past the last page.
+    InvalidRange { total: u32 },
+    /// `pages` spans more than [`MAX_PAGES_PER_CALL`] existing pages.
+    TooMany { count: u32 },
+}
+
+impl Problem {
+    fn message(&self, pages: Option<&str>) -> String {
+        match self {
+            Self::Unreadable(why) => format!("Error reading PDF: {why}"),
+            Self::NeedsRange { total } => format!(
+                "Error: PDF has {total} pages, more than {MAX_PAGES_WITHOUT_RANGE}. You must \
+                 provide the pages parameter (e.g. \"1-5\") to read specific pages, max \
+                 {MAX_PAGES_PER_CALL} pages per request."
+            ),
+            Self::InvalidRange { total } => format!(
+                "Error: Invalid pages {}. PDF has {total} page(s).",
+                py_str(pages.unwrap_or_default())
+            ),
+            Self::TooMany { count } => format!(
+                "Error: Requested {count} pages, at most {MAX_PAGES_PER_CALL} pages can be read \
+                 per request."
+            ),
+        }
+    }
+}
+
 /// Reads the PDF at `path` and shows the text of the chosen pages, at most
 /// `max_output_bytes` of it.
 pub(super) async fn read_pdf(
@@ -45,99 +80,86 @@ pub(super) async fn read_pdf(
     ctx: &ToolCallContext,
 ) -> Result<ToolChunk, ToolChunk> {
     let shown = path.display().to_string();
-    let range = pages
-        .map(parse_pages)
-        .transpose()
-        .map_err(|e| ToolChunk::error(format!("Invalid pages {pages:?} for {shown}: {e}")))?;
+    let range = match pages {
+        Some(text) => Some(parse_pages(text).ok_or_else(|| {
+            ToolChunk::error(format!(
+                "Error: Invalid pages {}. Expected a page number or range like \"3\" or \"1-5\".",
+                py_str(text)
+            ))
+        })?),
+        None => None,
+    };
     let bytes = ctx
         .backend
         .read(path, MAX_TEXT_BYTES)
         .await
-        .map_err(|e| ToolChunk::error(format!("Cannot read {shown}: {e}")))?;
+        .map_err(|e| ToolChunk::error(format!("Error reading PDF: {e}")))?;
     let job = tokio::task::spawn_blocking(move || extract(&bytes, range));
     let extracted = match tokio::time::timeout(EXTRACT_TIMEOUT, job).await {
         Err(_) => {
             return Err(ToolChunk::error(format!(
-                "Cannot read {shown}: extracting its text took more than {} seconds.",
+                "Error reading PDF: extracting its text took more than {} seconds.",
                 EXTRACT_TIMEOUT.as_secs()
             )));
         }
         Ok(Err(_)) => {
-            return Err(ToolChunk::error(format!(
-                "Cannot read {shown}: the PDF reader failed on this file."
-            )));
+            return Err(ToolChunk::error(
+                "Error reading PDF: the PDF reader failed on this file.",
+            ));
         }
-        Ok(Ok(result)) => {
-            result.map_err(|e| ToolChunk::error(format!("Cannot read {shown}: {e}")))?
-        }
+        Ok(Ok(result)) => result.map_err(|p| ToolChunk::error(p.message(pages)))?,
     };
     render(&shown, &extracted, max_output_bytes)
 }
 
-/// `"3"` or `"2-5"` as a first and last page, at most
-/// [`MAX_PAGES_PER_CALL`] pages.
-fn parse_pages(text: &str) -> Result<(u32, u32), String> {
+/// `"3"` or `"2-5"` (spaces allowed around the parts) as a first and last
+/// page; `None` for anything else. The numbers are checked against the
+/// document later.
+fn parse_pages(text: &str) -> Option<(u32, u32)> {
     let number = |s: &str| {
-        s.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| format!("{:?} is not a page number (pages count from 1)", s.trim()))
+        let s = s.trim();
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().unwrap_or(u32::MAX))
     };
-    let (first, last) = match text.split_once('-') {
-        Some((a, b)) => (number(a)?, number(b)?),
-        None => {
-            let n = number(text)?;
-            (n, n)
-        }
-    };
-    if last < first {
-        return Err(format!(
-            "the range ends at page {last}, before page {first}"
-        ));
+    match text.split_once('-') {
+        Some((a, b)) => Some((number(a)?, number(b)?)),
+        None => number(text).map(|n| (n, n)),
     }
-    if last - first >= MAX_PAGES_PER_CALL {
-        return Err(format!(
-            "at most {MAX_PAGES_PER_CALL} pages per call, such as \"{first}-{}\"",
-            first + MAX_PAGES_PER_CALL - 1
-        ));
-    }
-    Ok((first, last))
 }
 
 /// Loads the document and extracts the text of the chosen pages.
-fn extract(bytes: &[u8], range: Option<(u32, u32)>) -> Result<Extracted, String> {
+fn extract(bytes: &[u8], range: Option<(u32, u32)>) -> Result<Extracted, Problem> {
     let options = LoadOptions {
         max_decompressed_size: Some(MAX_DECOMPRESSED_BYTES),
         ..LoadOptions::default()
     };
     let doc = Document::load_mem_with_options(bytes, options)
-        .map_err(|e| format!("it is not a readable PDF ({e})."))?;
+        .map_err(|e| Problem::Unreadable(format!("it is not a readable PDF ({e}).")))?;
     if doc.trailer.has(b"Encrypt") && doc.encryption_state.is_none() {
-        return Err("the PDF is encrypted and needs a password, which Read cannot give.".into());
+        return Err(Problem::Unreadable(
+            "the PDF is encrypted and needs a password, which Read cannot give.".into(),
+        ));
     }
     let ids = doc.get_pages();
     let total = u32::try_from(ids.len()).unwrap_or(u32::MAX);
     if total == 0 {
-        return Err("the PDF has no pages that can be read; it may be damaged.".into());
+        return Err(Problem::Unreadable(
+            "the PDF has no pages that can be read; it may be damaged.".into(),
+        ));
     }
     let (first, last) = match range {
-        Some((first, _)) if first > total => {
-            return Err(format!(
-                "the PDF has {total} pages; page {first} is past the end."
-            ));
+        None if total > MAX_PAGES_WITHOUT_RANGE => return Err(Problem::NeedsRange { total }),
+        None => (1, total),
+        Some((first, last)) if first < 1 || first > last || first > total => {
+            return Err(Problem::InvalidRange { total });
         }
         Some((first, last)) => (first, last.min(total)),
-        None if total > MAX_PAGES_WITHOUT_RANGE => {
-            return Err(format!(
-                "the PDF has {total} pages, more than the {MAX_PAGES_WITHOUT_RANGE} read without \
-                 `pages`. Give a range such as pages=\"1-{}\" (at most {MAX_PAGES_PER_CALL} pages \
-                 per call).",
-                MAX_PAGES_PER_CALL.min(total)
-            ));
-        }
-        None => (1, total),
     };
+    if last - first + 1 > MAX_PAGES_PER_CALL {
+        return Err(Problem::TooMany {
+            count: last - first + 1,
+        });
+    }
     let pages = (first..=last).map(|n| (n, page_text(&doc, n))).collect();
     Ok(Extracted { total, pages })
 }
@@ -168,7 +190,9 @@ fn page_text(doc: &Document, n: u32) -> PageText {
 /// when none of them has text.
 fn render(shown: &str, doc: &Extracted, max_output_bytes: usize) -> Result<ToolChunk, ToolChunk> {
     let (Some((first, _)), Some((last, _))) = (doc.pages.first(), doc.pages.last()) else {
-        return Err(ToolChunk::error(format!("{shown}: no pages were chosen.")));
+        return Err(ToolChunk::error(format!(
+            "Error: {shown}: no pages were chosen."
+        )));
     };
     let (first, last, total) = (*first, *last, doc.total);
     let span = if first == last {
@@ -194,21 +218,24 @@ fn render(shown: &str, doc: &Extracted, max_output_bytes: usize) -> Result<ToolC
         } else {
             failures.join("; ")
         };
+        // AgentScope shows the empty pages; saying why helps more.
         return Err(ToolChunk::error(format!(
-            "{shown} has no extractable text on {span} of {total} ({detail})."
+            "Error: {shown} has no extractable text on {span} of {total} ({detail})."
         )));
     }
+    // AgentScope's layout: `--- Page n/total ---` over each page's text,
+    // pages apart by a blank line.
     let mut out = String::new();
     let mut shown_end = first - 1;
-    let mut cut = false;
+    let mut partial = None;
     for (n, page) in &doc.pages {
-        let block = match page {
-            PageText::Text(text) => format!("--- page {n} ---\n{text}\n"),
-            PageText::Empty => format!("--- page {n} ---\n(no extractable text on page {n})\n"),
-            PageText::Failed(e) => {
-                format!("--- page {n} ---\n(cannot extract the text of page {n}: {e})\n")
-            }
+        let text = match page {
+            PageText::Text(text) => text.clone(),
+            PageText::Empty => String::new(),
+            PageText::Failed(e) => format!("(cannot extract the text of page {n}: {e})"),
         };
+        let separator = if out.is_empty() { "" } else { "\n\n" };
+        let block = format!("{separator}--- Page {n}/{total} ---\n{text}");
         if out.len() + block.len() > max_output_bytes {
             if out.is_empty() {
                 let mut end = max_output_bytes.min(block.len());
@@ -216,24 +243,30 @@ fn render(shown: &str, doc: &Extracted, max_output_bytes: usize) -> Result<ToolC
                     end -= 1;
                 }
                 out.push_str(&block[..end]);
-                let _ = writeln!(out, "\n(Page {n} cut at {max_output_bytes} bytes.)");
                 shown_end = *n;
+                partial = Some(*n);
             }
-            cut = true;
             break;
         }
         out.push_str(&block);
         shown_end = *n;
     }
-    if shown_end < total {
-        let next = shown_end + 1;
-        let next_last = (shown_end + MAX_PAGES_PER_CALL).min(total);
-        let why = if cut { "Output is capped. " } else { "" };
-        let _ = write!(
-            out,
-            "\n({why}Showing pages {first}-{shown_end} of {total}. Use pages=\"{next}-{next_last}\" \
-             to read on.)"
-        );
+    // Only our byte cap cuts short of the chosen pages (AgentScope has
+    // none), so only then is the cut announced.
+    if partial.is_some() || shown_end < last {
+        let _ = write!(out, "\n\n[Output cut at {max_output_bytes} bytes: ");
+        match partial {
+            Some(n) => {
+                let _ = write!(out, "page {n} is shown in part.");
+            }
+            None => {
+                let _ = write!(out, "showing pages {first}-{shown_end} of {total}.");
+            }
+        }
+        if shown_end < last {
+            let _ = write!(out, " Use pages=\"{}-{last}\" to read on.", shown_end + 1);
+        }
+        out.push(']');
     }
     Ok(ToolChunk::text(out)
         .with_metadata("file_path", shown.to_owned())
@@ -247,14 +280,16 @@ mod tests {
     use super::parse_pages;
 
     #[test]
-    fn pages_are_a_number_or_a_short_range() {
-        assert_eq!(parse_pages("3"), Ok((3, 3)));
-        assert_eq!(parse_pages(" 2 - 5 "), Ok((2, 5)));
-        assert_eq!(parse_pages("1-20"), Ok((1, 20)));
-        assert!(parse_pages("1-21").is_err());
-        assert!(parse_pages("0").is_err());
-        assert!(parse_pages("5-2").is_err());
-        assert!(parse_pages("a-b").is_err());
-        assert!(parse_pages("").is_err());
+    fn pages_are_a_number_or_a_range() {
+        assert_eq!(parse_pages("3"), Some((3, 3)));
+        assert_eq!(parse_pages(" 2 - 5 "), Some((2, 5)));
+        assert_eq!(parse_pages("1-21"), Some((1, 21)));
+        // Checked against the document later.
+        assert_eq!(parse_pages("0"), Some((0, 0)));
+        assert_eq!(parse_pages("5-2"), Some((5, 2)));
+        assert_eq!(parse_pages("99999999999"), Some((u32::MAX, u32::MAX)));
+        for bad in ["a-b", "", "1-", "-3", "1-2-3", "+1", "1.5"] {
+            assert_eq!(parse_pages(bad), None, "{bad:?}");
+        }
     }
 }

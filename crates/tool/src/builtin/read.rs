@@ -44,9 +44,9 @@ const DESCRIPTION: &str = "Read a file from the file system. Text comes back wit
 numbers (`     N\\tline`), starting at `offset` and showing at most `limit` lines; use them \
 to page through long files. Lines longer than 2000 characters are cut. Images (PNG, JPEG, \
 GIF, WebP) come back as images when the model can see them. PDFs come back as text, page \
-by page under `--- page N ---` headers; `pages` (such as \"1-5\", at most 20 pages) picks the \
-pages and is required for PDFs over 10 pages, while `offset` and `limit` apply only to text \
-files. Reading a file is required before changing it with Write or Edit.";
+by page under `--- Page N/TOTAL ---` headers; `pages` (such as \"1-5\", at most 20 pages) \
+picks the pages and is required for PDFs over 10 pages, while `offset` and `limit` apply only \
+to text files. Reading a file is required before changing it with Write or Edit.";
 
 #[derive(Deserialize)]
 struct Args {
@@ -89,13 +89,13 @@ async fn read(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk>
         .await
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
-                ToolChunk::error(format!("File does not exist: {shown}"))
+                ToolChunk::error(format!("Error: File does not exist: {shown}"))
             }
-            _ => ToolChunk::error(format!("Cannot read {shown}: {e}")),
+            _ => ToolChunk::error(format!("Error reading file: {e}")),
         })?;
     if meta.is_dir {
         return Err(ToolChunk::error(format!(
-            "{shown} is a directory, not a file. Use Glob or `ls` through Bash to list it."
+            "Error: Path is a directory, not a file: {shown}"
         )));
     }
     if let Some(media) = image_type(&path) {
@@ -109,12 +109,12 @@ async fn read(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk>
     }
     if args.pages.is_some() {
         return Err(ToolChunk::error(format!(
-            "{shown} is not a PDF: `pages` applies only to PDF files. Use offset and limit."
+            "Error: {shown} is not a PDF: `pages` applies only to PDF files. Use offset and limit."
         )));
     }
     if meta.len > MAX_TEXT_BYTES {
         return Err(ToolChunk::error(format!(
-            "{shown} is {} bytes, more than the {MAX_TEXT_BYTES} bytes Read handles. \
+            "Error: {shown} is {} bytes, more than the {MAX_TEXT_BYTES} bytes Read handles. \
              Search it with Grep or show parts of it with `head`/`tail` through Bash.",
             meta.len
         )));
@@ -123,42 +123,44 @@ async fn read(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk>
         .backend
         .read(&path, MAX_TEXT_BYTES)
         .await
-        .map_err(|e| ToolChunk::error(format!("Cannot read {shown}: {e}")))?;
+        .map_err(|e| ToolChunk::error(format!("Error reading file: {e}")))?;
     let text = decode_text(&path, &bytes)?;
     let lines = split_lines(&text);
     if lines.is_empty() {
         record(ctx, &shown, Vec::new(), meta.modified).await;
+        // AgentScope answers an empty text, which some model APIs refuse.
         return Ok(ToolChunk::text(format!("{shown} exists but is empty.")));
     }
     let start = args.offset.max(1) - 1;
     if start >= lines.len() {
+        // AgentScope answers an empty text.
         return Err(ToolChunk::error(format!(
-            "{shown} has {} lines; offset {} is past the end.",
+            "Error: {shown} has {} lines; offset {} is past the end.",
             lines.len(),
             args.offset
         )));
     }
     let end = (start + args.limit.max(1)).min(lines.len());
-    let mut out = String::new();
+    let mut numbered = Vec::with_capacity(end - start);
+    let mut size = 0;
     let mut shown_end = start;
     for (i, line) in lines[start..end].iter().enumerate() {
-        let body = line.trim_end_matches(['\n', '\r']);
-        let body = if body.chars().count() > MAX_LINE_CHARS {
-            let cut: String = body.chars().take(MAX_LINE_CHARS).collect();
-            format!("{cut} [line cut at {MAX_LINE_CHARS} characters]")
-        } else {
-            body.to_owned()
-        };
-        if out.len() + body.len() > MAX_OUTPUT_BYTES && i > 0 {
+        let entry = numbered_line(start + i + 1, line);
+        size += entry.len() + 1;
+        if size > MAX_OUTPUT_BYTES && i > 0 {
             break;
         }
-        let _ = writeln!(out, "{:>6}\t{body}", start + i + 1);
+        numbered.push(entry);
         shown_end = start + i + 1;
     }
-    if shown_end < lines.len() {
+    let mut out = numbered.join("\n");
+    if shown_end < end {
+        // Only our byte cap cuts short of `limit` (AgentScope has none), so
+        // only then is the cut announced.
         let _ = write!(
             out,
-            "\n(Showing lines {}-{shown_end} of {}. Use offset={} to read on.)",
+            "\n\n[Output cut at {MAX_OUTPUT_BYTES} bytes: showing lines {}-{shown_end} of {}. \
+             Use offset={} to read on.]",
             start + 1,
             lines.len(),
             shown_end + 1
@@ -170,6 +172,17 @@ async fn read(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk>
         .with_metadata("total_lines", lines.len())
         .with_metadata("start_line", start + 1)
         .with_metadata("end_line", shown_end))
+}
+
+/// `     N\tline` as AgentScope numbers lines: the number right-aligned in
+/// six columns, the line without its ending, cut at [`MAX_LINE_CHARS`]
+/// characters with `[truncated]` after the cut.
+fn numbered_line(number: usize, line: &str) -> String {
+    let body = line.trim_end_matches(['\n', '\r']);
+    match body.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => format!("{number:>6}\t{}[truncated]", &body[..cut]),
+        None => format!("{number:>6}\t{body}"),
+    }
 }
 
 async fn record(ctx: &ToolCallContext, path: &str, lines: Vec<String>, modified: f64) {
@@ -184,15 +197,32 @@ async fn read_image(
 ) -> Result<ToolChunk, ToolChunk> {
     let shown = path.display().to_string();
     if !ctx.accepts(media) {
+        let images: Vec<String> = ctx
+            .accepted_media
+            .iter()
+            .filter(|m| m.starts_with("image/"))
+            .map(|m| {
+                if m.ends_with('/') {
+                    format!("{m}*")
+                } else {
+                    m.clone()
+                }
+            })
+            .collect();
+        let images = if images.is_empty() {
+            "none".to_owned()
+        } else {
+            images.join(", ")
+        };
         return Err(ToolChunk::error(format!(
-            "{shown} is an image ({media}), and the current model does not accept images."
+            "Error: Unsupported image type {media}, only {images} are supported."
         )));
     }
     let bytes = ctx
         .backend
         .read(path, MAX_IMAGE_BYTES)
         .await
-        .map_err(|e| ToolChunk::error(format!("Cannot read {shown}: {e}")))?;
+        .map_err(|e| ToolChunk::error(format!("Error reading file: {e}")))?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let source = DataSource::Base64(Base64Source {
         data,

@@ -5,7 +5,8 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::file_state::{check_fresh, record_write, split_lines, to_crlf, uses_crlf};
+use super::diff::unified_diff;
+use super::file_state::{Writer, check_fresh, record_write, to_crlf, uses_crlf};
 use super::file_tool::file_tool;
 use crate::chunk::ToolChunk;
 use crate::tool::ToolCallContext;
@@ -50,11 +51,15 @@ async fn write(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk
     let backend = ctx.backend.as_ref();
     let previous = match backend.metadata(&path).await {
         Ok(meta) if meta.is_dir => {
-            return Err(ToolChunk::error(format!("{shown} is a directory.")));
+            return Err(ToolChunk::error(format!(
+                "Error: Path is a directory, not a file: {shown}"
+            )));
         }
-        Ok(meta) => Some(check_fresh(backend, &ctx.session, &path, meta.modified).await?),
+        Ok(meta) => {
+            Some(check_fresh(backend, &ctx.session, &path, meta.modified, Writer::Write).await?)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ToolChunk::error(format!("Cannot write {shown}: {e}"))),
+        Err(e) => return Err(ToolChunk::error(format!("Error writing file: {e}"))),
     };
     let content = match &previous {
         Some(old) if uses_crlf(old) && !uses_crlf(&args.content) => to_crlf(&args.content),
@@ -63,19 +68,24 @@ async fn write(args: Args, ctx: &ToolCallContext) -> Result<ToolChunk, ToolChunk
     backend
         .write(&path, content.as_bytes())
         .await
-        .map_err(|e| ToolChunk::error(format!("Cannot write {shown}: {e}")))?;
+        .map_err(|e| ToolChunk::error(format!("Error writing file: {e}")))?;
     record_write(backend, &ctx.session, &path, &content).await;
-    let lines = split_lines(&content).len();
-    let text = match &previous {
-        None => format!("Created {shown} ({lines} lines, {} bytes).", content.len()),
-        Some(old) => format!(
-            "Overwrote {shown}: {} lines before, {lines} lines now ({} bytes).",
-            split_lines(old).len(),
-            content.len()
-        ),
+    let lines = content.lines().count();
+    let from = match previous {
+        Some(_) => format!("a/{shown}"),
+        None => "/dev/null".to_owned(),
     };
-    Ok(ToolChunk::text(text)
-        .with_metadata("file_path", shown)
-        .with_metadata("created", previous.is_none())
-        .with_metadata("lines", lines))
+    let diff = unified_diff(
+        previous.as_deref().unwrap_or_default(),
+        &content,
+        &from,
+        &format!("b/{shown}"),
+    );
+    Ok(ToolChunk::text(format!(
+        "The file {shown} has been written successfully ({lines} lines)."
+    ))
+    .with_metadata("diff", diff)
+    .with_metadata("file_path", shown)
+    .with_metadata("occurrences", 1)
+    .with_metadata("created", previous.is_none()))
 }

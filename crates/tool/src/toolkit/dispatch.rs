@@ -15,15 +15,16 @@ impl Toolkit {
         let Some(entry) = self.find(name) else {
             let mut known: Vec<String> = self.schemas_names(context);
             known.sort_unstable();
+            // AgentScope's words, plus the names to pick from.
             return Err(ToolChunk::error(format!(
-                "Tool `{name}` does not exist. Available tools: {}.",
+                "ToolNotFoundError: The tool named '{name}' doesn't exist. Available tools: {}.",
                 known.join(", ")
             )));
         };
         if !context.is_active(entry.group) {
             return Err(ToolChunk::error(format!(
-                "Tool `{name}` belongs to the tool group `{}`, which is not active. \
-                 Activate it with `{}` first.",
+                "ToolGroupInactiveError: The tool '{name}' in group '{}' is currently inactive. \
+                 You should first activate the group by calling the '{}' tool.",
                 entry.group,
                 super::RESET_TOOLS
             )));

@@ -65,10 +65,9 @@ async fn read_numbers_lines_and_pages_with_offset_and_limit() {
     std::fs::write(env.path("a.txt"), lines).unwrap();
     let all = env.read("a.txt").await;
     let text = expect(&all, ToolResultState::Success);
-    assert!(
-        text.starts_with("     1\tline 1\n     2\tline 2\n"),
-        "{text}"
-    );
+    // AgentScope's layout: six-column numbers, a tab, no final newline.
+    let expected: Vec<String> = (1..=10).map(|i| format!("{i:>6}\tline {i}")).collect();
+    assert_eq!(text, expected.join("\n"));
     assert_eq!(all.metadata["total_lines"], json!(10));
 
     let page = env
@@ -77,14 +76,10 @@ async fn read_numbers_lines_and_pages_with_offset_and_limit() {
             json!({"file_path": env.path("a.txt"), "offset": "4", "limit": 2}),
         )
         .await;
-    let text = expect(&page, ToolResultState::Success);
-    assert!(
-        text.starts_with("     4\tline 4\n     5\tline 5\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("Showing lines 4-5 of 10. Use offset=6"),
-        "{text}"
+    // Like AgentScope, the page is just its lines.
+    assert_eq!(
+        expect(&page, ToolResultState::Success),
+        "     4\tline 4\n     5\tline 5"
     );
 
     let past = env
@@ -120,11 +115,20 @@ async fn read_records_path_mtime_and_lines_in_the_session_cache() {
 async fn read_refuses_missing_directories_binary_and_huge_files() {
     let env = Env::new();
     let missing = env.read("nope.txt").await;
-    assert!(expect(&missing, ToolResultState::Error).contains("does not exist"));
+    assert_eq!(
+        expect(&missing, ToolResultState::Error),
+        format!("Error: File does not exist: {}", env.path("nope.txt"))
+    );
 
     std::fs::create_dir(env.path("sub")).unwrap();
     let dir = env.read("sub").await;
-    assert!(expect(&dir, ToolResultState::Error).contains("is a directory"));
+    assert_eq!(
+        expect(&dir, ToolResultState::Error),
+        format!(
+            "Error: Path is a directory, not a file: {}",
+            env.path("sub")
+        )
+    );
 
     std::fs::write(env.path("bin.dat"), [0x7f, b'E', b'L', b'F', 0, 0, 1]).unwrap();
     let binary = env.read("bin.dat").await;
@@ -155,7 +159,17 @@ async fn images_are_data_blocks_only_when_the_model_accepts_them() {
     let env = Env::new();
     std::fs::write(env.path("pixel.png"), PNG).unwrap();
     let refused = env.read("pixel.png").await;
-    assert!(expect(&refused, ToolResultState::Error).contains("does not accept images"));
+    assert_eq!(
+        expect(&refused, ToolResultState::Error),
+        "Error: Unsupported image type image/png, only none are supported."
+    );
+    let jpeg_only = env.ctx().with_accepted_media(["image/jpeg".to_owned()]);
+    let input = json!({"file_path": env.path("pixel.png")});
+    let refused = run(&env.toolkit, "Read", input, jpeg_only).await;
+    assert_eq!(
+        expect(&refused, ToolResultState::Error),
+        "Error: Unsupported image type image/png, only image/jpeg are supported."
+    );
 
     let ctx = env.ctx().with_accepted_media(["image/".to_owned()]);
     let image = run(
@@ -184,9 +198,19 @@ async fn write_creates_new_files_with_their_directories() {
     let response = env
         .call("Write", json!({"file_path": path, "content": "a\nb\n"}))
         .await;
-    assert!(expect(&response, ToolResultState::Success).contains("Created"));
+    assert_eq!(
+        expect(&response, ToolResultState::Success),
+        format!("The file {path} has been written successfully (2 lines).")
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\nb\n");
     assert_eq!(response.metadata["created"], json!(true));
+    // The diff AgentScope's web UI draws: a new file is all added.
+    assert_eq!(
+        response.metadata["diff"],
+        format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,2 @@\n+a\n+b\n")
+    );
+    assert_eq!(response.metadata["file_path"], path.as_str());
+    assert_eq!(response.metadata["occurrences"], json!(1));
 }
 
 #[tokio::test]
@@ -199,14 +223,24 @@ async fn write_and_edit_refuse_an_existing_file_that_was_not_read() {
             json!({"file_path": env.path("keep.txt"), "content": "x"}),
         )
         .await;
-    assert!(expect(&write, ToolResultState::Error).contains("has not been read"));
+    assert_eq!(
+        expect(&write, ToolResultState::Error),
+        format!(
+            "Error: File {} exists but has not been read yet. You must read the file first \
+             before writing to it.",
+            env.path("keep.txt")
+        )
+    );
     let edit = env
         .call(
             "Edit",
             json!({"file_path": env.path("keep.txt"), "old_string": "precious", "new_string": "x"}),
         )
         .await;
-    assert!(expect(&edit, ToolResultState::Error).contains("has not been read"));
+    assert_eq!(
+        expect(&edit, ToolResultState::Error),
+        "Error: To edit a file, you must first read it using the Read tool."
+    );
     assert_eq!(
         std::fs::read_to_string(env.path("keep.txt")).unwrap(),
         "precious\n"
@@ -236,7 +270,15 @@ async fn write_refuses_a_file_changed_since_it_was_read() {
     let ok = env
         .call("Write", json!({"file_path": path, "content": "v3\n"}))
         .await;
-    assert!(expect(&ok, ToolResultState::Success).contains("Overwrote"));
+    assert_eq!(
+        expect(&ok, ToolResultState::Success),
+        format!("The file {path} has been written successfully (1 lines).")
+    );
+    assert_eq!(ok.metadata["created"], json!(false));
+    assert_eq!(
+        ok.metadata["diff"],
+        format!("--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-v2 from the user\n+v3\n")
+    );
 }
 
 #[tokio::test]
@@ -265,26 +307,49 @@ async fn edit_needs_a_unique_match_unless_replace_all() {
     env.read("e.rs").await;
 
     let ambiguous = edit(&env, "e.rs", "= 1", "= 9", false).await;
-    assert!(expect(&ambiguous, ToolResultState::Error).contains("appears 2 times"));
+    assert_eq!(
+        expect(&ambiguous, ToolResultState::Error),
+        format!(
+            "Error: old_string appears 2 times in {path}. Set replace_all=true to replace all \
+             occurrences, or make old_string more specific."
+        )
+    );
     let missing = edit(&env, "e.rs", "let d", "x", false).await;
-    assert!(expect(&missing, ToolResultState::Error).contains("was not found"));
+    assert_eq!(
+        expect(&missing, ToolResultState::Error),
+        format!("Error: old_string not found in {path}")
+    );
     let same = edit(&env, "e.rs", "let c", "let c", false).await;
-    assert!(expect(&same, ToolResultState::Error).contains("identical"));
+    assert_eq!(
+        expect(&same, ToolResultState::Error),
+        "Error: old_string and new_string are identical. No changes to make."
+    );
 
     let one = edit(&env, "e.rs", "let c = 2;", "let c = 3;", false).await;
-    let text = expect(&one, ToolResultState::Success);
-    assert!(
-        text.contains("replaced 1 occurrence.") && text.contains("     3\tlet c = 3;"),
-        "{text}"
+    assert_eq!(
+        expect(&one, ToolResultState::Success),
+        format!("Successfully replaced 1 occurrence in {path}")
     );
+    assert_eq!(
+        one.metadata["diff"],
+        format!(
+            "--- a/{path}\n+++ b/{path}\n@@ -1,3 +1,3 @@\n let a = 1;\n let b = 1;\n\
+             -let c = 2;\n+let c = 3;\n"
+        )
+    );
+    assert_eq!(one.metadata["occurrences"], json!(1));
     // The edit refreshed the cache, so a second edit needs no new Read.
     let all = edit(&env, "e.rs", "= 1", "= 9", true).await;
-    assert!(expect(&all, ToolResultState::Success).contains("replaced 2 occurrences"));
+    assert_eq!(
+        expect(&all, ToolResultState::Success),
+        format!("Successfully replaced all 2 occurrences in {path}")
+    );
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         "let a = 9;\nlet b = 9;\nlet c = 3;\n"
     );
-    assert_eq!(all.metadata["replacements"], json!(2));
+    assert_eq!(all.metadata["occurrences"], json!(2));
+    assert_eq!(all.metadata["file_path"], path.as_str());
 }
 
 #[tokio::test]
@@ -301,7 +366,10 @@ async fn edit_keeps_windows_line_endings_and_refuses_missing_files() {
     );
 
     let missing = edit(&env, "ghost.txt", "a", "b", false).await;
-    assert!(expect(&missing, ToolResultState::Error).contains("Use Write"));
+    assert_eq!(
+        expect(&missing, ToolResultState::Error),
+        format!("Error: File not found: {}", env.path("ghost.txt"))
+    );
     let empty = edit(&env, "crlf.txt", "", "b", false).await;
     assert!(expect(&empty, ToolResultState::Error).contains("old_string"));
 }
@@ -360,4 +428,40 @@ fn file_tool_permissions_come_from_the_permission_engine() {
     assert_eq!(decision.behavior, oxiscope_message::PermissionBehavior::Ask);
     assert!(decision.bypass_immune);
     assert!(Path::new(&env.path("a")).is_absolute());
+}
+
+#[tokio::test]
+async fn read_cuts_long_lines_as_agentscope_does() {
+    let env = Env::new();
+    let long = "é".repeat(2_500);
+    std::fs::write(env.path("long.txt"), format!("short\n{long}\n")).unwrap();
+    let text = expect(&env.read("long.txt").await, ToolResultState::Success);
+    assert_eq!(
+        text,
+        format!("     1\tshort\n     2\t{}[truncated]", "é".repeat(2_000))
+    );
+}
+
+#[tokio::test]
+async fn read_announces_only_the_cut_its_byte_cap_makes() {
+    let env = Env::new();
+    // 2000 lines of 200 characters pass the 256 KiB output cap.
+    let lines: String = (0..2_000)
+        .map(|_| format!("{}\n", "x".repeat(200)))
+        .collect();
+    std::fs::write(env.path("wide.txt"), lines).unwrap();
+    let response = env.read("wide.txt").await;
+    let text = expect(&response, ToolResultState::Success);
+    let (body, note) = text.rsplit_once("\n\n").unwrap();
+    let shown = body.lines().count();
+    assert!((1_000..2_000).contains(&shown), "{shown}");
+    assert_eq!(
+        note,
+        format!(
+            "[Output cut at 262144 bytes: showing lines 1-{shown} of 2000. Use offset={} to \
+             read on.]",
+            shown + 1
+        )
+    );
+    assert_eq!(response.metadata["end_line"], json!(shown));
 }

@@ -133,7 +133,7 @@ async fn read_shows_each_page_under_its_header_in_order() {
     let text = expect(&response, ToolResultState::Success);
     assert_eq!(
         text,
-        "--- page 1 ---\nAlpha one\nAlpha two\n--- page 2 ---\nBeta one\n"
+        "--- Page 1/2 ---\nAlpha one\nAlpha two\n\n--- Page 2/2 ---\nBeta one"
     );
     assert_eq!(response.metadata["total_pages"], json!(2));
     assert_eq!(response.metadata["start_page"], json!(1));
@@ -146,10 +146,10 @@ async fn read_marks_a_page_without_text() {
     let env = Env::new();
     env.write("gap.pdf", &pdf(&[&["First"], &[], &["Third"]]));
     let text = expect(&env.read("gap.pdf").await, ToolResultState::Success);
+    // As AgentScope, a page without text is its header alone.
     assert_eq!(
         text,
-        "--- page 1 ---\nFirst\n--- page 2 ---\n(no extractable text on page 2)\n\
-         --- page 3 ---\nThird\n"
+        "--- Page 1/3 ---\nFirst\n\n--- Page 2/3 ---\n\n\n--- Page 3/3 ---\nThird"
     );
 
     env.write("blank.pdf", &pdf(&[&[], &[]]));
@@ -168,33 +168,35 @@ async fn read_picks_pages_and_refuses_bad_ranges() {
 
     let tail = env.read_pages("three.pdf", "2-3").await;
     let text = expect(&tail, ToolResultState::Success);
-    assert_eq!(text, "--- page 2 ---\nTwo\n--- page 3 ---\nThree\n");
+    assert_eq!(text, "--- Page 2/3 ---\nTwo\n\n--- Page 3/3 ---\nThree");
     assert_eq!(tail.metadata["start_page"], json!(2));
 
     let one = env.read_pages("three.pdf", "2").await;
-    let text = expect(&one, ToolResultState::Success);
     assert_eq!(
-        text,
-        "--- page 2 ---\nTwo\n\n(Showing pages 2-2 of 3. Use pages=\"3-3\" to read on.)"
+        expect(&one, ToolResultState::Success),
+        "--- Page 2/3 ---\nTwo"
     );
 
-    let clipped = env.read_pages("three.pdf", "3-9").await;
-    assert_eq!(
-        expect(&clipped, ToolResultState::Success),
-        "--- page 3 ---\nThree\n"
-    );
+    // A range past the end is clipped to the pages there are.
+    for clipped in ["3-9", "3-21"] {
+        let response = env.read_pages("three.pdf", clipped).await;
+        assert_eq!(
+            expect(&response, ToolResultState::Success),
+            "--- Page 3/3 ---\nThree"
+        );
+    }
 
-    let past = env.read_pages("three.pdf", "4").await;
-    let error = expect(&past, ToolResultState::Error);
-    assert!(
-        error.contains("has 3 pages; page 4 is past the end"),
-        "{error}"
-    );
-
-    for bad in ["0", "3-1", "x", "1-21"] {
+    for (bad, error) in [
+        ("4", "Error: Invalid pages '4'. PDF has 3 page(s)."),
+        ("0", "Error: Invalid pages '0'. PDF has 3 page(s)."),
+        ("3-1", "Error: Invalid pages '3-1'. PDF has 3 page(s)."),
+        (
+            "x",
+            "Error: Invalid pages 'x'. Expected a page number or range like \"3\" or \"1-5\".",
+        ),
+    ] {
         let response = env.read_pages("three.pdf", bad).await;
-        let error = expect(&response, ToolResultState::Error);
-        assert!(error.starts_with("Invalid pages"), "{bad}: {error}");
+        assert_eq!(expect(&response, ToolResultState::Error), error, "{bad}");
     }
 
     std::fs::write(env.path("notes.txt"), "text\n").unwrap();
@@ -206,22 +208,30 @@ async fn read_picks_pages_and_refuses_bad_ranges() {
 #[tokio::test]
 async fn read_needs_pages_for_a_long_pdf() {
     let env = Env::new();
-    let names: Vec<String> = (1..=12).map(|i| format!("Page text {i}")).collect();
+    let names: Vec<String> = (1..=22).map(|i| format!("Page text {i}")).collect();
     let lines: Vec<[&str; 1]> = names.iter().map(|n| [n.as_str()]).collect();
     let pages: Vec<&[&str]> = lines.iter().map(<[&str; 1]>::as_slice).collect();
     env.write("long.pdf", &pdf(&pages));
 
     let whole = env.read("long.pdf").await;
-    let error = expect(&whole, ToolResultState::Error);
-    assert!(
-        error.contains("12 pages") && error.contains("pages=\"1-12\""),
-        "{error}"
+    assert_eq!(
+        expect(&whole, ToolResultState::Error),
+        "Error: PDF has 22 pages, more than 10. You must provide the pages parameter (e.g. \
+         \"1-5\") to read specific pages, max 20 pages per request."
     );
 
-    let end = env.read_pages("long.pdf", "11-12").await;
+    let end = env.read_pages("long.pdf", "21-22").await;
     assert_eq!(
         expect(&end, ToolResultState::Success),
-        "--- page 11 ---\nPage text 11\n--- page 12 ---\nPage text 12\n"
+        "--- Page 21/22 ---\nPage text 21\n\n--- Page 22/22 ---\nPage text 22"
+    );
+    // Counted over the pages there are: 3-30 is 20 pages, 1-30 is 22.
+    let twenty = env.read_pages("long.pdf", "3-30").await;
+    expect(&twenty, ToolResultState::Success);
+    let too_many = env.read_pages("long.pdf", "1-30").await;
+    assert_eq!(
+        expect(&too_many, ToolResultState::Error),
+        "Error: Requested 22 pages, at most 20 pages can be read per request."
     );
 }
 
@@ -233,10 +243,13 @@ async fn read_caps_the_output_between_pages() {
     env.write("big.pdf", &pdf(&[&page, &page, &["Last"]]));
     let response = env.read("big.pdf").await;
     let text = expect(&response, ToolResultState::Success);
-    assert!(text.starts_with("--- page 1 ---\nxxx"), "{}", &text[..40]);
-    assert!(!text.contains("--- page 2 ---"));
+    assert!(text.starts_with("--- Page 1/3 ---\nxxx"), "{}", &text[..40]);
+    assert!(!text.contains("--- Page 2/3 ---"));
     assert!(
-        text.ends_with("(Output is capped. Showing pages 1-1 of 3. Use pages=\"2-3\" to read on.)"),
+        text.ends_with(
+            "\n\n[Output cut at 262144 bytes: showing pages 1-1 of 3. Use pages=\"2-3\" to \
+             read on.]"
+        ),
         "{}",
         &text[text.len() - 200..]
     );
@@ -255,7 +268,7 @@ async fn read_reports_damaged_and_encrypted_pdfs_as_errors() {
     env.write("corrupt.pdf", &corrupt);
     let response = env.read("corrupt.pdf").await;
     let error = expect(&response, ToolResultState::Error);
-    assert!(error.starts_with("Cannot read "), "{error}");
+    assert!(error.starts_with("Error reading PDF: "), "{error}");
 
     env.write("header.pdf", b"%PDF-1.4");
     let header = env.read("header.pdf").await;

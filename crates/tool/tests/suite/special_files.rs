@@ -104,7 +104,7 @@ fn the_read_tool_explains_that_a_device_or_fifo_is_not_a_file() {
         let text = expect(&response, ToolResultState::Error);
         assert_eq!(
             text,
-            format!("Cannot read {path}: {path} is not a regular file ({kind})")
+            format!("Error reading file: {path} is not a regular file ({kind})")
         );
     }
 }

@@ -104,7 +104,7 @@ async fn dependencies_are_recorded_on_both_sides_and_completion_releases_them() 
     let list = env.call("TaskList", json!({})).await;
     let text = expect(&list, ToolResultState::Success);
     assert!(
-        text.contains("#3 [pending] ship (blocked by #1, #2)"),
+        text.contains("\n3 [pending] ship[blocked by 1, 2]"),
         "{text}"
     );
 
@@ -161,7 +161,17 @@ async fn cycles_unknown_tasks_and_bad_statuses_are_errors_that_change_nothing() 
     let ghost = env
         .call("TaskUpdate", json!({"task_id": "1", "add_blocks": ["9"]}))
         .await;
-    assert!(expect(&ghost, ToolResultState::Error).contains("#9 does not exist"));
+    assert_eq!(
+        expect(&ghost, ToolResultState::Error),
+        "TaskNotFoundError: The task (id=9) does not exist."
+    );
+    let unknown = env
+        .call("TaskUpdate", json!({"task_id": "9", "subject": "x"}))
+        .await;
+    assert_eq!(
+        expect(&unknown, ToolResultState::Error),
+        "TaskNotFoundError: The task (id=9) does not exist."
+    );
     let status = env
         .call("TaskUpdate", json!({"task_id": "1", "status": "done"}))
         .await;
@@ -172,7 +182,7 @@ async fn cycles_unknown_tasks_and_bad_statuses_are_errors_that_change_nothing() 
         "b"
     );
     let missing = env.call("TaskGet", json!({"task_id": "42"})).await;
-    assert!(expect(&missing, ToolResultState::Error).contains("#42 does not exist"));
+    assert_eq!(expect(&missing, ToolResultState::Error), "Task not found");
 }
 
 #[tokio::test]
@@ -191,19 +201,18 @@ async fn task_get_shows_details_and_metadata_merges() {
     )
     .await;
     let got = env.call("TaskGet", json!({"task_id": "1"})).await;
-    let text = expect(&got, ToolResultState::Success);
-    assert!(
-        text.starts_with("Task #1: Fix\nStatus: in_progress\nDescription: the bug"),
-        "{text}"
+    // Metadata as Python prints a dict.
+    assert_eq!(
+        expect(&got, ToolResultState::Success),
+        "Task (id=1): Fix\nStatus: in_progress\nDescription: the bug\nMetadata: {'q': 2, 'r': 3}"
     );
-    assert!(text.contains(r#"Metadata: {"q":2,"r":3}"#), "{text}");
     let empty = Env::new();
     assert_eq!(
         expect(
             &empty.call("TaskList", json!({})).await,
             ToolResultState::Success
         ),
-        "No tasks."
+        "No tasks available."
     );
 }
 
@@ -224,4 +233,76 @@ fn task_tools_are_always_allowed() {
             );
         }
     }
+}
+
+#[tokio::test]
+async fn task_results_read_as_agentscopes() {
+    let env = Env::new();
+    let created = env
+        .call(
+            "TaskCreate",
+            json!({"subject": "Design", "description": "d"}),
+        )
+        .await;
+    assert_eq!(
+        expect(&created, ToolResultState::Success),
+        "Task (id=1) created successfully: Design"
+    );
+    env.create("Build").await;
+    let text = |r: &ToolResponse| expect(r, ToolResultState::Success);
+
+    let update = |input: Value| env.call("TaskUpdate", input);
+    let r = update(json!({"task_id": "2", "subject": "Build it", "description": "x",
+        "add_blocked_by": ["1"], "status": "in_progress", "owner": "Friday", "metadata": {"k": "v"}}))
+    .await;
+    assert_eq!(
+        text(&r),
+        "Update task (id=2) subject, description, add_blocked_by, status, owner, metadata."
+    );
+    // An edge that already exists, an empty subject and empty metadata
+    // change nothing.
+    let r =
+        update(json!({"task_id": "1", "add_blocks": ["2"], "subject": "", "metadata": {}})).await;
+    assert_eq!(
+        text(&r),
+        "No updates were made to the task (id=1). Make sure you provided at least one field to \
+         update and the values are correct."
+    );
+    let r = update(json!({"task_id": "1", "status": "completed"})).await;
+    assert_eq!(
+        text(&r),
+        "Update task (id=1) status.\n\nTask completed. Call TaskList now to find your next \
+         available task or see if your work unblocked others."
+    );
+    let list = env.call("TaskList", json!({})).await;
+    assert_eq!(
+        text(&list),
+        "1 [completed] Design\n2 [in_progress] Build it(Friday)"
+    );
+    let got = env.call("TaskGet", json!({"task_id": "2"})).await;
+    assert_eq!(
+        text(&got),
+        "Task (id=2): Build it\nStatus: in_progress\nDescription: x\nOwner: Friday\n\
+         Metadata: {'k': 'v'}"
+    );
+    let r = update(json!({"task_id": "2", "status": "deleted"})).await;
+    assert_eq!(text(&r), "Task (id=2) has been deleted.");
+}
+
+#[tokio::test]
+async fn task_metadata_prints_like_a_python_dict() {
+    let env = Env::new();
+    let metadata = json!({"s": "it's", "q": "say \"hi\"", "n": null, "b": [true, false],
+        "f": 1.5, "nested": {"x": "a\\b\n"}});
+    env.call(
+        "TaskCreate",
+        json!({"subject": "S", "description": "d", "metadata": metadata}),
+    )
+    .await;
+    let got = env.call("TaskGet", json!({"task_id": "1"})).await;
+    let text = expect(&got, ToolResultState::Success);
+    assert_eq!(
+        text.rsplit_once("Metadata: ").unwrap().1,
+        r#"{'s': "it's", 'q': 'say "hi"', 'n': None, 'b': [True, False], 'f': 1.5, 'nested': {'x': 'a\\b\n'}}"#
+    );
 }

@@ -147,7 +147,9 @@ async fn reset_tools_sets_the_final_state_and_returns_new_instructions() {
 
     // A tool of an inactive group is refused.
     let refused = run(&toolkit, "div", json!({"a": 4, "b": 2}), ctx(&session)).await;
-    assert!(expect(&refused, ToolResultState::Error).contains("not active"));
+    assert!(expect(&refused, ToolResultState::Error).starts_with(
+        "ToolGroupInactiveError: The tool 'div' in group 'math' is currently inactive."
+    ));
 
     let on = run(
         &toolkit,

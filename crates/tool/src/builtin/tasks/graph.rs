@@ -80,17 +80,21 @@ impl TasksContext {
     /// cycle; the message is for the model.
     pub fn add_dependency(&mut self, blocker: &str, blocked: &str) -> Result<(), String> {
         if blocker == blocked {
-            return Err(format!("Task #{blocker} cannot block itself."));
+            return Err(format!(
+                "Error: The task (id={blocker}) cannot block itself."
+            ));
         }
         for id in [blocker, blocked] {
             if self.task(id).is_none() {
-                return Err(format!("Task #{id} does not exist."));
+                return Err(format!(
+                    "TaskNotFoundError: The task (id={id}) does not exist."
+                ));
             }
         }
         if self.reaches(blocked, blocker) {
             return Err(format!(
-                "Task #{blocker} cannot block #{blocked}: #{blocked} already comes before \
-                 #{blocker}, so this would be a cycle."
+                "Error: The task (id={blocker}) cannot block the task (id={blocked}): the \
+                 task (id={blocked}) already comes before it, so this would be a cycle."
             ));
         }
         if let Some(t) = self.task_mut(blocker)

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::parse;
+use super::pyrepr::py_repr;
 use crate::chunk::ToolChunk;
 use crate::state::{Task, TaskState, TasksContext};
 use crate::tool::{Tool, ToolCallContext, ToolFlags, ToolStream, once_future};
@@ -165,10 +166,11 @@ fn create(input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk
         args.description,
         args.metadata.unwrap_or_default(),
     );
-    Ok(
-        ToolChunk::text(format!("Task #{id} created: {}", args.subject))
-            .with_metadata("task_id", id),
-    )
+    Ok(ToolChunk::text(format!(
+        "Task (id={id}) created successfully: {}",
+        args.subject
+    ))
+    .with_metadata("task_id", id))
 }
 
 #[derive(Deserialize)]
@@ -176,9 +178,10 @@ struct GetArgs {
     task_id: String,
 }
 
+/// TaskUpdate's answer for an unknown id.
 fn missing(id: &str) -> ToolChunk {
     ToolChunk::error(format!(
-        "Task #{id} does not exist. Use TaskList to see the tasks."
+        "TaskNotFoundError: The task (id={id}) does not exist."
     ))
 }
 
@@ -193,15 +196,15 @@ fn get(input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk> {
     let args: GetArgs = parse("TaskGet", input)?;
     let task = tasks
         .task(&args.task_id)
-        .ok_or_else(|| missing(&args.task_id))?;
+        .ok_or_else(|| ToolChunk::error("Task not found"))?;
     let mut out = format!(
-        "Task #{}: {}\nStatus: {}\nDescription: {}",
+        "Task (id={}): {}\nStatus: {}\nDescription: {}",
         task.id,
         task.subject,
         task.state.as_str(),
         task.description
     );
-    if let Some(owner) = &task.owner {
+    if let Some(owner) = task.owner.as_deref().filter(|o| !o.is_empty()) {
         let _ = write!(out, "\nOwner: {owner}");
     }
     if !task.blocked_by.is_empty() {
@@ -211,25 +214,27 @@ fn get(input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk> {
         let _ = write!(out, "\nBlocks: {}", refs(&task.blocks));
     }
     if !task.metadata.is_empty() {
-        let _ = write!(out, "\nMetadata: {}", Value::Object(task.metadata.clone()));
+        let metadata = Value::Object(task.metadata.clone());
+        let _ = write!(out, "\nMetadata: {}", py_repr(&metadata));
     }
     Ok(ToolChunk::text(out))
 }
 
+/// `id [state] subject(owner)[blocked by a, b]`, as AgentScope lists a task.
 fn list_line(task: &Task) -> String {
-    let mut line = format!("#{} [{}] {}", task.id, task.state.as_str(), task.subject);
-    if let Some(owner) = &task.owner {
-        let _ = write!(line, " (owner: {owner})");
+    let mut line = format!("{} [{}] {}", task.id, task.state.as_str(), task.subject);
+    if let Some(owner) = task.owner.as_deref().filter(|o| !o.is_empty()) {
+        let _ = write!(line, "({owner})");
     }
     if !task.blocked_by.is_empty() {
-        let _ = write!(line, " (blocked by {})", refs(&task.blocked_by));
+        let _ = write!(line, "[blocked by {}]", task.blocked_by.join(", "));
     }
     line
 }
 
 fn list(_input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk> {
     if tasks.tasks.is_empty() {
-        return Ok(ToolChunk::text("No tasks."));
+        return Ok(ToolChunk::text("No tasks available."));
     }
     let lines: Vec<String> = tasks.tasks.iter().map(list_line).collect();
     Ok(ToolChunk::text(lines.join("\n")))
@@ -257,12 +262,12 @@ struct UpdateArgs {
 fn update(input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk> {
     let args: UpdateArgs = parse("TaskUpdate", input)?;
     let id = args.task_id.as_str();
-    if tasks.task(id).is_none() {
+    let Some(before) = tasks.task(id).cloned() else {
         return Err(missing(id));
-    }
+    };
     if args.status.as_deref() == Some("deleted") {
         tasks.delete(id);
-        return Ok(ToolChunk::text(format!("Task #{id} deleted.")));
+        return Ok(ToolChunk::text(format!("Task (id={id}) has been deleted.")));
     }
     // Check every dependency first so a failed update changes nothing.
     let mut trial = tasks.clone();
@@ -272,14 +277,10 @@ fn update(input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk
     for other in args.add_blocked_by.iter().flatten() {
         trial.add_dependency(other, id).map_err(ToolChunk::error)?;
     }
+    // Named as AgentScope names them, in its order.
     let mut changed = Vec::new();
-    if args.add_blocks.as_ref().is_some_and(|v| !v.is_empty())
-        || args.add_blocked_by.as_ref().is_some_and(|v| !v.is_empty())
-    {
-        changed.push("dependencies");
-    }
     if let Some(task) = trial.task_mut_pub(id) {
-        if let Some(subject) = args.subject {
+        if let Some(subject) = args.subject.filter(|s| !s.is_empty()) {
             task.subject = subject;
             changed.push("subject");
         }
@@ -287,19 +288,11 @@ fn update(input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk
             task.description = description;
             changed.push("description");
         }
-        if let Some(owner) = args.owner {
-            task.owner = Some(owner);
-            changed.push("owner");
+        if task.blocks.len() > before.blocks.len() {
+            changed.push("add_blocks");
         }
-        if let Some(metadata) = args.metadata {
-            for (key, value) in metadata {
-                if value.is_null() {
-                    task.metadata.remove(&key);
-                } else {
-                    task.metadata.insert(key, value);
-                }
-            }
-            changed.push("metadata");
+        if task.blocked_by.len() > before.blocked_by.len() {
+            changed.push("add_blocked_by");
         }
     }
     if let Some(status) = args.status.as_deref() {
@@ -312,11 +305,39 @@ fn update(input: Value, tasks: &mut TasksContext) -> Result<ToolChunk, ToolChunk
         trial.set_state(id, state);
         changed.push("status");
     }
+    if let Some(task) = trial.task_mut_pub(id) {
+        if let Some(owner) = args.owner {
+            task.owner = Some(owner);
+            changed.push("owner");
+        }
+        if let Some(metadata) = args.metadata.filter(|m| !m.is_empty()) {
+            for (key, value) in metadata {
+                if value.is_null() {
+                    task.metadata.remove(&key);
+                } else {
+                    task.metadata.insert(key, value);
+                }
+            }
+            changed.push("metadata");
+        }
+    }
+    let completed = trial
+        .task(id)
+        .is_some_and(|t| t.state == TaskState::Completed);
     *tasks = trial;
-    let what = if changed.is_empty() {
-        "nothing changed".to_owned()
+    let mut text = if changed.is_empty() {
+        format!(
+            "No updates were made to the task (id={id}). Make sure you provided at least one \
+             field to update and the values are correct."
+        )
     } else {
-        changed.join(", ")
+        format!("Update task (id={id}) {}.", changed.join(", "))
     };
-    Ok(ToolChunk::text(format!("Updated task #{id}: {what}.")))
+    if completed {
+        text.push_str(
+            "\n\nTask completed. Call TaskList now to find your next available task or see if \
+             your work unblocked others.",
+        );
+    }
+    Ok(ToolChunk::text(text))
 }
