@@ -219,6 +219,11 @@ impl MessageBus for InMemoryBus {
         Box::pin(async move { Ok(cursor) })
     }
 
+    fn checkpoint<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
+        self.change(session_id, |slot, _| slot.checkpoint());
+        Box::pin(async { Ok(()) })
+    }
+
     fn last_cursor<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Cursor>>> {
         let last = self.read(session_id, |slot| slot.log.back().map(|e| e.cursor));
         Box::pin(async move { Ok(last.flatten()) })

@@ -139,14 +139,23 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
         payload: Arc<str>,
         replay_limit: usize,
     ) -> BoxFuture<'a, Result<Cursor>>;
+    /// Marks the events published so far in the current run as persisted
+    /// (the messages they make are stored): a subscriber without a cursor
+    /// gets only the events after this point; one with a cursor still gets
+    /// what follows it.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn checkpoint<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>>;
     /// The cursor of the last event in the current run's log; `None` when
     /// the log is empty or was dropped.
     ///
     /// # Errors
     /// The backend's failure.
     fn last_cursor<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Cursor>>>;
-    /// Subscribes: the current run's retained events after `after` (all of
-    /// them when `None` or when `after` belongs to an earlier run), then
+    /// Subscribes: the current run's retained events after `after` (those
+    /// after the last [`checkpoint`](Self::checkpoint) when `None`, all of
+    /// them when `after` belongs to an earlier run), then
     /// live events, with no duplicate and no gap the log could fill.
     ///
     /// When the events right after `after` have already left the bounded

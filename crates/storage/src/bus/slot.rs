@@ -22,6 +22,10 @@ pub(super) struct SessionSlot {
     pub(super) run: u64,
     /// The `seq` of the last event published in `run`.
     pub(super) seq: u64,
+    /// The `seq` of the last event of `run` whose content is persisted
+    /// (see [`MessageBus::checkpoint`](super::MessageBus::checkpoint)); 0
+    /// when none is.
+    pub(super) checkpoint: u64,
     /// The last events of `run`, oldest first, with consecutive `seq`s.
     pub(super) log: VecDeque<BusEvent>,
     /// Live fan-out; only while someone subscribes.
@@ -41,6 +45,7 @@ impl SessionSlot {
             lock: None,
             run,
             seq: 0,
+            checkpoint: 0,
             log: VecDeque::new(),
             fanout: None,
             subscribers: 0,
@@ -64,7 +69,13 @@ impl SessionSlot {
     pub(super) fn begin(&mut self, run: u64) {
         self.run = run;
         self.seq = 0;
+        self.checkpoint = 0;
         self.log.clear();
+    }
+
+    /// Marks every event published so far as persisted.
+    pub(super) fn checkpoint(&mut self) {
+        self.checkpoint = self.seq;
     }
 
     /// Logs and fans out `payload`, keeping the last `limit` events.
@@ -107,11 +118,19 @@ impl SessionSlot {
         }
     }
 
-    /// The retained events after `after`: all of them when `after` is
-    /// `None`, of an earlier run, or older than the log's first event (the
-    /// events in between are gone); none when `after` is of a later run.
+    /// The retained events after `after`: those after the checkpoint when
+    /// `after` is `None` (what precedes it is in the stored messages); all
+    /// of them when `after` is of an earlier run or older than the log's
+    /// first event (the events in between are gone); none when `after` is
+    /// of a later run.
     pub(super) fn after(&self, after: Option<Cursor>) -> Vec<BusEvent> {
         match after {
+            None => self
+                .log
+                .iter()
+                .filter(|e| e.cursor.seq > self.checkpoint)
+                .cloned()
+                .collect(),
             Some(c) if c.run == self.run => {
                 let first = self.log.front().map_or(0, |e| e.cursor.seq);
                 let skip = (c.seq + 1).saturating_sub(first);

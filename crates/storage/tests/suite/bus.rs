@@ -99,3 +99,29 @@ fn cursors_render_as_run_dash_seq() {
     let c: Cursor = "7-3".parse().unwrap();
     assert_eq!(c.to_string(), "7-3");
 }
+
+#[tokio::test]
+async fn a_subscriber_without_a_cursor_starts_after_the_checkpoint_one_with_a_cursor_does_not() {
+    let bus = InMemoryBus::new();
+    bus.begin_run("s").await.unwrap();
+    let c1 = bus.publish("s", Arc::from("e1"), 1000).await.unwrap();
+    bus.publish("s", Arc::from("e2"), 1000).await.unwrap();
+    bus.checkpoint("s").await.unwrap();
+    let c3 = bus.publish("s", Arc::from("end"), 1000).await.unwrap();
+    // The cursor the messages page reports is still the last event's.
+    assert_eq!(bus.last_cursor("s").await.unwrap(), Some(c3));
+
+    let mut fresh = bus.subscribe("s", None).await.unwrap();
+    assert_eq!(next_payload(&mut fresh).await, "end");
+    let mut behind = bus.subscribe("s", Some(c1)).await.unwrap();
+    assert_eq!(next_payload(&mut behind).await, "e2");
+    assert_eq!(next_payload(&mut behind).await, "end");
+
+    // A new run starts without a checkpoint.
+    bus.begin_run("s").await.unwrap();
+    bus.publish("s", Arc::from("r2"), 1000).await.unwrap();
+    let mut second = bus.subscribe("s", None).await.unwrap();
+    assert_eq!(next_payload(&mut second).await, "r2");
+    bus.publish("s", Arc::from("r2b"), 1000).await.unwrap();
+    assert_eq!(next_payload(&mut second).await, "r2b");
+}
