@@ -4,8 +4,9 @@
 //! subscribers:
 //!
 //! - [`Storage`]: agents, credentials (sealed by the caller), sessions with
-//!   their agent state and a revision, messages, schedules and API-key
-//!   hashes; every read is scoped by the owning user.
+//!   their agent state and a revision, messages, schedules, API-key
+//!   hashes, and users' libraries of installed MCP servers (config sealed
+//!   by the caller) and skills; every read is scoped by the owning user.
 //! - [`MessageBus`]: per-session run locks (owner token + expiry), a bounded
 //!   replay log per run addressed by [`Cursor`]s, live fan-out, and a
 //!   bounded inbox with a wakeup queue.
@@ -51,8 +52,8 @@ pub use bus::{
 };
 pub use error::{Error, Result};
 pub use record::{
-    AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,
-    StoredMessage, new_id, now,
+    AgentRecord, ApiKeyRecord, CredentialRecord, LibraryCard, McpLibraryRecord, MessagePage,
+    ScheduleRecord, SessionRecord, SkillLibraryRecord, StoredMessage, new_id, now,
 };
 pub use sqlite::{DATABASE_FILE, SqliteStorage};
 pub use storage::{BoxFuture, Storage};

@@ -122,3 +122,77 @@ pub struct ApiKeyRecord {
     /// When it was created.
     pub created_at: String,
 }
+
+/// Where an installed MCP server or skill came from and what it says it
+/// is: the card's metadata at install time.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LibraryCard {
+    /// The hub it came from (`None` when added by hand).
+    pub hub_id: Option<String>,
+    /// The card's id on that hub.
+    pub card_id: Option<String>,
+    /// The card version installed.
+    pub version: Option<String>,
+    /// The user-facing name.
+    pub display_name: Option<String>,
+    /// The description.
+    pub description: String,
+    /// The tags.
+    pub tags: Vec<String>,
+    /// Who published it.
+    pub author: Option<String>,
+    /// Its icon.
+    pub icon_url: Option<String>,
+    /// Its page on the hub's website.
+    pub url: Option<String>,
+}
+
+/// An MCP server in a user's library. The rendered config carries the
+/// answers the user gave at install time (API keys included), so it is
+/// sealed (encrypted) by the caller before it reaches the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpLibraryRecord {
+    /// The record id.
+    pub id: String,
+    /// The owner.
+    pub user_id: String,
+    /// The server's name, unique for the owner.
+    pub name: String,
+    /// Where it came from.
+    pub card: LibraryCard,
+    /// Whether the client keeps one session.
+    pub is_stateful: bool,
+    /// Whether the owner has it turned on.
+    pub enabled: bool,
+    /// The encrypted config document.
+    pub sealed: String,
+    /// When it was installed.
+    pub created_at: String,
+    /// When it last changed.
+    pub updated_at: String,
+}
+
+/// A skill in a user's library: its metadata and where to fetch its files,
+/// not the files themselves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillLibraryRecord {
+    /// The record id.
+    pub id: String,
+    /// The owner.
+    pub user_id: String,
+    /// The skill's name, unique for the owner.
+    pub name: String,
+    /// Where it came from.
+    pub card: LibraryCard,
+    /// Where its files were at install time (a catalogue directory or an
+    /// archive URL), for the record.
+    pub source: Option<String>,
+    /// The `SKILL.md` body at install time.
+    pub markdown: String,
+    /// Whether the owner has it turned on.
+    pub enabled: bool,
+    /// When it was installed.
+    pub created_at: String,
+    /// When it last changed.
+    pub updated_at: String,
+}

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::record::{
-    AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,
+    AgentRecord, ApiKeyRecord, CredentialRecord, McpLibraryRecord, MessagePage, ScheduleRecord,
+    SessionRecord, SkillLibraryRecord,
 };
 
 /// A boxed, sendable future: the trait is used as `Arc<dyn Storage>`, so its
@@ -209,4 +210,77 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The backend's failure.
     fn find_api_key<'a>(&'a self, hash: &'a str) -> BoxFuture<'a, Result<Option<ApiKeyRecord>>>;
+
+    /// Adds an MCP server to its owner's library.
+    ///
+    /// # Errors
+    /// [`crate::Error::AlreadyExists`] when the owner has one of that name.
+    fn create_library_mcp<'a>(&'a self, m: &'a McpLibraryRecord) -> BoxFuture<'a, Result<()>>;
+    /// One MCP server of the user's library.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_library_mcp<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<McpLibraryRecord>>>;
+    /// The user's library MCP servers, ordered by name.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_library_mcps<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<McpLibraryRecord>>>;
+    /// Replaces a library MCP server's name, state, sealed config and
+    /// `updated_at` (its card metadata too).
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when the user has no such record,
+    /// [`crate::Error::AlreadyExists`] when the new name is taken.
+    fn update_library_mcp<'a>(&'a self, m: &'a McpLibraryRecord) -> BoxFuture<'a, Result<()>>;
+    /// Removes an MCP server from the user's library; `false` when there
+    /// was none.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_library_mcp<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
+
+    /// Adds a skill to its owner's library.
+    ///
+    /// # Errors
+    /// [`crate::Error::AlreadyExists`] when the owner has one of that name.
+    fn create_library_skill<'a>(&'a self, s: &'a SkillLibraryRecord) -> BoxFuture<'a, Result<()>>;
+    /// One skill of the user's library.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_library_skill<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SkillLibraryRecord>>>;
+    /// The user's library skills, ordered by name.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_library_skills<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SkillLibraryRecord>>>;
+    /// Removes a skill from the user's library; `false` when there was
+    /// none.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_library_skill<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
 }

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/0001_init.sql")),
     (2, include_str!("../../migrations/0002_unique_sessions.sql")),
+    (3, include_str!("../../migrations/0003_library.sql")),
 ];
 
 /// Applies the migrations the database has not seen yet.

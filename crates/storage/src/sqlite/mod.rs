@@ -1,5 +1,6 @@
 //! The embedded default store: one SQLite file in WAL mode.
 
+mod library;
 mod migrate;
 mod records;
 mod sessions;

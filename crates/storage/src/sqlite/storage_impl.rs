@@ -3,10 +3,12 @@
 use serde_json::Value;
 
 use super::SqliteStorage;
+use super::library::LibraryTable;
 use super::records::Table;
 use crate::error::Result;
 use crate::record::{
-    AgentRecord, ApiKeyRecord, CredentialRecord, MessagePage, ScheduleRecord, SessionRecord,
+    AgentRecord, ApiKeyRecord, CredentialRecord, McpLibraryRecord, MessagePage, ScheduleRecord,
+    SessionRecord, SkillLibraryRecord,
 };
 use crate::storage::{BoxFuture, Storage};
 
@@ -153,5 +155,63 @@ impl Storage for SqliteStorage {
 
     fn find_api_key<'a>(&'a self, hash: &'a str) -> BoxFuture<'a, Result<Option<ApiKeyRecord>>> {
         Box::pin(self.api_key_find(hash))
+    }
+
+    fn create_library_mcp<'a>(&'a self, m: &'a McpLibraryRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.library_mcp_insert(m))
+    }
+
+    fn get_library_mcp<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<McpLibraryRecord>>> {
+        Box::pin(self.library_mcp_get(user_id, id))
+    }
+
+    fn list_library_mcps<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<McpLibraryRecord>>> {
+        Box::pin(self.library_mcp_list(user_id))
+    }
+
+    fn update_library_mcp<'a>(&'a self, m: &'a McpLibraryRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.library_mcp_update(m))
+    }
+
+    fn delete_library_mcp<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.library_delete(LibraryTable::Mcp, user_id, id))
+    }
+
+    fn create_library_skill<'a>(&'a self, s: &'a SkillLibraryRecord) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.library_skill_insert(s))
+    }
+
+    fn get_library_skill<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SkillLibraryRecord>>> {
+        Box::pin(self.library_skill_get(user_id, id))
+    }
+
+    fn list_library_skills<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SkillLibraryRecord>>> {
+        Box::pin(self.library_skill_list(user_id))
+    }
+
+    fn delete_library_skill<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.library_delete(LibraryTable::Skill, user_id, id))
     }
 }

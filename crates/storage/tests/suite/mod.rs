@@ -1,3 +1,4 @@
 mod bus;
 mod bus_limits;
+mod library;
 mod sqlite;
