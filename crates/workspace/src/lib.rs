@@ -43,6 +43,7 @@ mod error;
 mod local;
 mod manager;
 mod sandbox;
+mod skill_import;
 mod workspace;
 
 pub use assemble::{assemble_toolkit, equip};
@@ -54,5 +55,8 @@ pub use manager::{Isolation, WorkspaceFactory, WorkspaceManager, WorkspaceSpec, 
 pub use sandbox::{
     Limits, SANDBOX_ROOT, SandboxBackend, SandboxConfig, SandboxWorkspace, probe as probe_sandbox,
     sandbox_user,
+};
+pub use skill_import::{
+    SkillLimits, SkillStage, StagedFile, safe_relative_path, stage_skill_archive, stage_skill_dir,
 };
 pub use workspace::Workspace;
