@@ -203,6 +203,8 @@ async fn run(n: usize) {
         // The fake model server is on loopback.
         ServerConfig::new(dir.path())
             .with_auth(AuthMode::DevHeader)
+            // The reply path is measured: no title call after first replies.
+            .with_session_titles(oxiscope_server::SessionTitles::Excerpt)
             .with_policy(TenantPolicy {
                 private_model_endpoints: true,
                 ..TenantPolicy::default()

@@ -56,4 +56,5 @@ pub use policy::TenantPolicy;
 pub use pyjson::to_python_json;
 pub use routes::app;
 pub use serve::serve;
+pub use service::{HubError, HubSource, SessionTitles};
 pub use state::{AppState, ServerConfig, WorkspaceMode};

@@ -12,6 +12,15 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::api::{
+    AddFromLibraryRequest, AddFromLibraryResponse, AddSkillsFromLibraryRequest, HubInfo,
+    InstallMcpRequest, McpCard, McpHubPage, McpView, SkillCard, SkillHubPage, SkillRecordView,
+    SkillView, UpdateMcpRequest,
+};
+use crate::api::{
+    AddSkillRequest, DirectoryListing, DownloadTokenResponse, McpClientBody, McpClientStatus,
+    UploadSkillForm, WorkspaceSkill, WorkspaceStatus,
+};
+use crate::api::{
     AgentSchemaV2Response, AgentView, ChatRequest, ChatTriggerResponse, CreateAgentRequest,
     CreateAgentResponse, CreateCredentialRequest, CreateCredentialResponse, CreateSessionRequest,
     CreateSessionResponse, CredentialView, HealthResponse, InterruptSessionResponse,
@@ -57,7 +66,7 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
         status,
         response,
     };
-    vec![
+    let mut ops = vec![
         op(
             "get",
             "/agent/schema/v2",
@@ -254,6 +263,289 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
             "200",
             None,
         ),
+    ];
+    ops.extend(library_operations(g, &op));
+    ops.extend(workspace_operations(g, &op));
+    ops
+}
+
+/// The `/workspace/` operations of the session's MCP servers, skills and
+/// files.
+fn workspace_operations(
+    g: &mut SchemaGenerator,
+    op: &impl Fn(
+        &'static str,
+        &'static str,
+        &'static str,
+        &[Param],
+        Option<Value>,
+        &'static str,
+        Option<Value>,
+    ) -> Op,
+) -> Vec<Op> {
+    const SESSION_Q: Param = ("session_id", "query", true);
+    const IDS: [Param; 3] = [AGENT_Q, SESSION_Q, USER];
+    let mcps = g.subschema_for::<Vec<McpClientStatus>>().to_value();
+    let skills = g.subschema_for::<Vec<WorkspaceSkill>>().to_value();
+    let created = Some(json!({}));
+    vec![
+        op(
+            "get",
+            "/workspace/mcp",
+            "workspace",
+            &IDS,
+            None,
+            "200",
+            Some(mcps),
+        ),
+        op(
+            "post",
+            "/workspace/mcp",
+            "workspace",
+            &IDS,
+            Some(schema_ref::<McpClientBody>(g)),
+            "201",
+            created.clone(),
+        ),
+        op(
+            "delete",
+            "/workspace/mcp/{mcp_name}",
+            "workspace",
+            &[("mcp_name", "path", true), AGENT_Q, SESSION_Q, USER],
+            None,
+            "204",
+            None,
+        ),
+        op(
+            "get",
+            "/workspace/skill",
+            "workspace",
+            &IDS,
+            None,
+            "200",
+            Some(skills),
+        ),
+        op(
+            "post",
+            "/workspace/skill",
+            "workspace",
+            &IDS,
+            Some(schema_ref::<AddSkillRequest>(g)),
+            "201",
+            created.clone(),
+        ),
+        op(
+            "post",
+            "/workspace/skill/upload",
+            "workspace",
+            &IDS,
+            Some(schema_ref::<UploadSkillForm>(g)),
+            "201",
+            created,
+        ),
+        op(
+            "delete",
+            "/workspace/skill/{skill_name}",
+            "workspace",
+            &[("skill_name", "path", true), AGENT_Q, SESSION_Q, USER],
+            None,
+            "204",
+            None,
+        ),
+        op(
+            "get",
+            "/workspace/directories",
+            "workspace",
+            &[AGENT_Q, SESSION_Q, ("path", "query", false), USER],
+            None,
+            "200",
+            Some(schema_ref::<DirectoryListing>(g)),
+        ),
+        op(
+            "get",
+            "/workspace/status",
+            "workspace",
+            &IDS,
+            None,
+            "200",
+            Some(schema_ref::<WorkspaceStatus>(g)),
+        ),
+        op(
+            "post",
+            "/workspace/files/download-token",
+            "workspace",
+            &[AGENT_Q, SESSION_Q, ("path", "query", true), USER],
+            None,
+            "200",
+            Some(schema_ref::<DownloadTokenResponse>(g)),
+        ),
+        // A download token may stand in for the caller's credentials.
+        op(
+            "get",
+            "/workspace/files",
+            "workspace",
+            &[
+                AGENT_Q,
+                SESSION_Q,
+                ("path", "query", true),
+                ("download", "query", false),
+                ("token", "query", false),
+                ("x-user-id", "header", false),
+            ],
+            None,
+            "200",
+            Some(json!({})),
+        ),
+    ]
+}
+
+/// The hub, library and from-library operations.
+fn library_operations(
+    g: &mut SchemaGenerator,
+    op: &impl Fn(
+        &'static str,
+        &'static str,
+        &'static str,
+        &[Param],
+        Option<Value>,
+        &'static str,
+        Option<Value>,
+    ) -> Op,
+) -> Vec<Op> {
+    const HUB_P: Param = ("hub_id", "path", true);
+    const CARD_P: Param = ("card_id", "path", true);
+    const MCP_P: Param = ("mcp_id", "path", true);
+    const SKILL_P: Param = ("skill_id", "path", true);
+    const PAGE: [Param; 3] = [
+        ("q", "query", false),
+        ("cursor", "query", false),
+        ("limit", "query", false),
+    ];
+    let hubs = g.subschema_for::<Vec<HubInfo>>().to_value();
+    let mcps = g.subschema_for::<Vec<McpView>>().to_value();
+    let skills = g.subschema_for::<Vec<SkillView>>().to_value();
+    let from_library = || ("session_id", "query", true);
+    vec![
+        op(
+            "get",
+            "/hub/mcp",
+            "hub",
+            &[],
+            None,
+            "200",
+            Some(hubs.clone()),
+        ),
+        op(
+            "get",
+            "/hub/mcp/{hub_id}/cards",
+            "hub",
+            &[HUB_P, PAGE[0], PAGE[1], PAGE[2], USER],
+            None,
+            "200",
+            Some(schema_ref::<McpHubPage>(g)),
+        ),
+        op(
+            "get",
+            "/hub/mcp/{hub_id}/cards/{card_id}",
+            "hub",
+            &[HUB_P, CARD_P, USER],
+            None,
+            "200",
+            Some(schema_ref::<McpCard>(g)),
+        ),
+        op(
+            "post",
+            "/hub/mcp/{hub_id}/cards/{card_id}/install",
+            "hub",
+            &[HUB_P, CARD_P, USER],
+            Some(schema_ref::<InstallMcpRequest>(g)),
+            "201",
+            Some(schema_ref::<McpView>(g)),
+        ),
+        op("get", "/hub/skill", "hub", &[], None, "200", Some(hubs)),
+        op(
+            "get",
+            "/hub/skill/{hub_id}/cards",
+            "hub",
+            &[HUB_P, PAGE[0], PAGE[1], PAGE[2], USER],
+            None,
+            "200",
+            Some(schema_ref::<SkillHubPage>(g)),
+        ),
+        op(
+            "get",
+            "/hub/skill/{hub_id}/cards/{card_id}",
+            "hub",
+            &[HUB_P, CARD_P, USER],
+            None,
+            "200",
+            Some(schema_ref::<SkillCard>(g)),
+        ),
+        op(
+            "post",
+            "/hub/skill/{hub_id}/cards/{card_id}/install",
+            "hub",
+            &[HUB_P, CARD_P, ("name", "query", false), USER],
+            None,
+            "201",
+            Some(schema_ref::<SkillView>(g)),
+        ),
+        op("get", "/mcp", "mcp", &[USER], None, "200", Some(mcps)),
+        op(
+            "patch",
+            "/mcp/{mcp_id}",
+            "mcp",
+            &[MCP_P, USER],
+            Some(schema_ref::<UpdateMcpRequest>(g)),
+            "200",
+            Some(schema_ref::<McpView>(g)),
+        ),
+        op(
+            "delete",
+            "/mcp/{mcp_id}",
+            "mcp",
+            &[MCP_P, USER],
+            None,
+            "204",
+            None,
+        ),
+        op("get", "/skill", "skill", &[USER], None, "200", Some(skills)),
+        op(
+            "get",
+            "/skill/{skill_id}",
+            "skill",
+            &[SKILL_P, USER],
+            None,
+            "200",
+            Some(schema_ref::<SkillRecordView>(g)),
+        ),
+        op(
+            "delete",
+            "/skill/{skill_id}",
+            "skill",
+            &[SKILL_P, USER],
+            None,
+            "204",
+            None,
+        ),
+        op(
+            "post",
+            "/workspace/mcp/from-library",
+            "workspace",
+            &[AGENT_Q, from_library(), USER],
+            Some(schema_ref::<AddFromLibraryRequest>(g)),
+            "201",
+            Some(schema_ref::<AddFromLibraryResponse>(g)),
+        ),
+        op(
+            "post",
+            "/workspace/skill/from-library",
+            "workspace",
+            &[AGENT_Q, from_library(), USER],
+            Some(schema_ref::<AddSkillsFromLibraryRequest>(g)),
+            "201",
+            Some(schema_ref::<AddFromLibraryResponse>(g)),
+        ),
     ]
 }
 
@@ -261,13 +553,70 @@ fn param_schema(name: &str) -> Value {
     match name {
         "offset" => json!({"anyOf": [{"type": "integer"}, {"type": "null"}]}),
         "limit" => json!({"type": "integer", "minimum": 1, "maximum": 200, "default": 50}),
-        "before" | "after" => json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        "before" | "after" | "token" => {
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
+        }
+        "download" => json!({"type": "boolean", "default": false}),
         _ => json!({"type": "string"}),
+    }
+}
+
+/// The media type of an operation's request body.
+fn media_type(path: &str) -> &'static str {
+    if path == "/workspace/skill/upload" {
+        "multipart/form-data"
+    } else {
+        "application/json"
     }
 }
 
 /// The name of the API-key scheme in `components.securitySchemes`.
 const API_KEY_SCHEME: &str = "APIKey";
+
+/// The routes of features this server does not run: an empty list or a
+/// `503` with a `detail` (see `routes/off.rs`).
+fn off_operations() -> Vec<Op> {
+    crate::routes::OFF
+        .iter()
+        .map(|&(verb, path, user, answer)| {
+            let mut params: Vec<Param> = path
+                .split('/')
+                .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
+                .map(|name| (name, "path", true))
+                .collect();
+            if user {
+                params.push(USER);
+            }
+            let tag = path.split('/').find(|s| !s.is_empty()).unwrap_or("");
+            let response = match answer {
+                crate::routes::OffAnswer::Empty(body) => {
+                    let example: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+                    let kind = if example.is_array() {
+                        "array"
+                    } else {
+                        "object"
+                    };
+                    json!({"type": kind, "example": example})
+                }
+                crate::routes::OffAnswer::Unavailable(_) => json!({
+                    "type": "object",
+                    "required": ["detail"],
+                    "properties": {"detail": {"type": "string"}},
+                }),
+            };
+            Op {
+                auth: user,
+                method: verb.as_str(),
+                path,
+                tag,
+                params,
+                body: None,
+                status: answer.status(),
+                response: Some(response),
+            }
+        })
+        .collect()
+}
 
 /// The OpenAPI 3.1 document of the service under `auth`.
 #[must_use]
@@ -275,7 +624,8 @@ pub fn document(auth: AuthMode) -> Value {
     let mut settings = SchemaSettings::draft2020_12();
     settings.definitions_path = "/components/schemas".into();
     let mut generator = settings.into_generator();
-    let ops = operations(&mut generator);
+    let mut ops = operations(&mut generator);
+    ops.extend(off_operations());
     let mut schemas = generator.take_definitions(true);
     schemas.insert(
         "HTTPValidationError".into(),
@@ -295,7 +645,7 @@ pub fn document(auth: AuthMode) -> Value {
         let params: Vec<Value> = op
             .params
             .iter()
-            .filter(|&&p| !(api_keys && p == USER))
+            .filter(|&&p| !(api_keys && p.0 == USER.0))
             .map(|&(name, location, required)| {
                 json!({"name": name, "in": location, "required": required, "schema": param_schema(name)})
             })
@@ -307,7 +657,7 @@ pub fn document(auth: AuthMode) -> Value {
         if let Some(body) = op.body {
             operation.insert(
                 "requestBody".into(),
-                json!({"required": true, "content": {"application/json": {"schema": body}}}),
+                json!({"required": true, "content": {media_type(op.path): {"schema": body}}}),
             );
         }
         if api_keys && !op.auth {

@@ -57,6 +57,14 @@ pub struct ServerConfig {
     pub replay_limit: usize,
     /// Inputs a session may queue while a run is active; more get 429.
     pub inbox_limit: usize,
+    /// The catalogues of MCP servers and skills users install from.
+    pub hubs: Vec<crate::service::HubSource>,
+    /// How long a hub's catalogue is used before it is read again.
+    pub hub_cache_ttl: Duration,
+    /// Where the titles of automatically named sessions come from.
+    pub session_titles: crate::service::SessionTitles,
+    /// How long a workspace file download token is accepted.
+    pub download_token_ttl: Duration,
 }
 
 impl ServerConfig {
@@ -77,7 +85,32 @@ impl ServerConfig {
             lock_ttl: Duration::from_secs(60),
             replay_limit: 4096,
             inbox_limit: 64,
+            hubs: Vec::new(),
+            hub_cache_ttl: Duration::from_secs(300),
+            session_titles: crate::service::SessionTitles::Model,
+            download_token_ttl: Duration::from_secs(60),
         }
+    }
+
+    /// How long workspace file download tokens are accepted.
+    #[must_use]
+    pub fn with_download_token_ttl(mut self, ttl: Duration) -> Self {
+        self.download_token_ttl = ttl;
+        self
+    }
+
+    /// Another source of session titles.
+    #[must_use]
+    pub fn with_session_titles(mut self, titles: crate::service::SessionTitles) -> Self {
+        self.session_titles = titles;
+        self
+    }
+
+    /// The hubs users install MCP servers and skills from.
+    #[must_use]
+    pub fn with_hubs(mut self, hubs: Vec<crate::service::HubSource>) -> Self {
+        self.hubs = hubs;
+        self
     }
 
     /// Another authentication mode.
@@ -154,6 +187,7 @@ struct Inner {
     shutdown: CancellationToken,
     models: crate::service::models::ModelCache,
     workspaces: Arc<WorkspaceManager>,
+    hubs: crate::service::hub::Hubs,
 }
 
 impl AppState {
@@ -173,6 +207,7 @@ impl AppState {
             WorkspaceMode::Local => WorkspaceManager::local(base, config.isolation),
         }
         .with_ttl(config.workspace_ttl);
+        let hubs = crate::service::hub::Hubs::new(config.hubs.clone(), config.hub_cache_ttl);
         Self {
             inner: Arc::new(Inner {
                 workspaces: Arc::new(workspaces),
@@ -183,6 +218,7 @@ impl AppState {
                 runs: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
                 models: crate::service::models::ModelCache::default(),
+                hubs,
             }),
         }
     }
@@ -215,6 +251,21 @@ impl AppState {
     #[must_use]
     pub fn workspaces(&self) -> &Arc<WorkspaceManager> {
         &self.inner.workspaces
+    }
+
+    /// The configured hubs.
+    pub(crate) fn hubs(&self) -> &crate::service::hub::Hubs {
+        &self.inner.hubs
+    }
+
+    /// Reads every configured hub catalogue (as `oxiscope serve` does at
+    /// startup); without this they are read on first use.
+    ///
+    /// # Errors
+    /// A catalogue cannot be read or is invalid, or two hubs of one kind
+    /// share an id.
+    pub async fn load_hubs(&self) -> Result<(), crate::service::HubError> {
+        self.inner.hubs.load().await
     }
 
     /// The chat models kept between runs.

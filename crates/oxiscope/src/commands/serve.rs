@@ -9,7 +9,9 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Args;
 use oxiscope_permission::PermissionMode;
-use oxiscope_server::{AppState, AuthMode, Sealer, ServerConfig, TenantPolicy, WorkspaceMode};
+use oxiscope_server::{
+    AppState, AuthMode, HubSource, Sealer, ServerConfig, SessionTitles, TenantPolicy, WorkspaceMode,
+};
 use oxiscope_storage::{InMemoryBus, SqliteStorage};
 use oxiscope_workspace::{Isolation, SandboxConfig};
 
@@ -83,8 +85,27 @@ pub(crate) struct ServeArgs {
     /// per session, or one per user.
     #[arg(long, default_value = "per-agent", value_parser = parse_isolation)]
     isolation: Isolation,
+    /// A hub users install MCP servers or skills from (repeatable): a
+    /// catalogue JSON file, a directory holding `hub.json`, or an
+    /// `https://` URL of one. Each names its `hub_id` and `kind` (`mcp` or
+    /// `skill`); two hubs of one kind with the same id are an error.
+    #[arg(long = "hub", value_name = "FILE_OR_URL")]
+    hubs: Vec<String>,
+    /// Where titles of sessions created without a name come from after
+    /// their first reply: `model` (the session's own model writes a short
+    /// title; an excerpt of the opening message if that fails) or
+    /// `excerpt` (no model call).
+    #[arg(long, value_enum, default_value_t = TitlesArg::Model)]
+    session_titles: TitlesArg,
     #[command(flatten)]
     log: crate::logging::LogArgs,
+}
+
+/// `--session-titles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TitlesArg {
+    Model,
+    Excerpt,
 }
 
 /// `--workspace`.
@@ -217,12 +238,17 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let mut config = ServerConfig::new(&dir);
     config.replay_limit = args.replay_limit;
     config.inbox_limit = args.inbox_limit;
+    config.session_titles = match args.session_titles {
+        TitlesArg::Model => SessionTitles::Model,
+        TitlesArg::Excerpt => SessionTitles::Excerpt,
+    };
     let config = config
         .with_workspace(workspace)
         .with_isolation(args.isolation)
         .with_policy(policy)
         .with_auth(auth)
         .with_cors_origins(args.cors_origins.clone())
+        .with_hubs(args.hubs.iter().map(|h| HubSource::parse(h)).collect())
         .with_listen_addr(addr);
     let state = AppState::new(
         Arc::new(storage),
@@ -230,6 +256,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         sealer,
         config,
     );
+    state
+        .load_hubs()
+        .await
+        .context("loading the hub catalogues (--hub)")?;
     eprintln!(
         "oxiscope serve: listening on http://{addr} (data in {})",
         dir.display()
@@ -350,5 +380,25 @@ mod tests {
         std::fs::write(&file, "allowed_mode = [\"default\"]\n").unwrap();
         let err = policy(&["--policy", file.to_str().unwrap()]).unwrap_err();
         assert!(format!("{err:#}").contains("allowed_mode"), "{err:#}");
+    }
+
+    #[test]
+    fn hubs_are_catalogue_files_or_urls() {
+        let cli = Cli::try_parse_from([
+            "serve",
+            "--hub",
+            "hubs/mcp.json",
+            "--hub",
+            "https://hub.example.com/skills.json",
+        ])
+        .unwrap();
+        let sources: Vec<HubSource> = cli.serve.hubs.iter().map(|h| HubSource::parse(h)).collect();
+        assert_eq!(
+            sources,
+            [
+                HubSource::Local("hubs/mcp.json".into()),
+                HubSource::Remote("https://hub.example.com/skills.json".into()),
+            ]
+        );
     }
 }

@@ -4,6 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod schema;
+
 /// The default system prompt of a new agent.
 pub(crate) fn default_system_prompt() -> String {
     "You're a helpful assistant.".to_owned()

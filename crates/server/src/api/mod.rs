@@ -3,8 +3,11 @@
 mod agent;
 mod chat;
 mod credential;
+mod hub;
+mod library;
 mod misc;
 mod session;
+mod workspace;
 
 pub use agent::{
     AgentChatConfig, AgentView, CreateAgentRequest, CreateAgentResponse, ListAgentsResponse,
@@ -15,10 +18,23 @@ pub use credential::{
     CreateCredentialRequest, CreateCredentialResponse, CredentialView,
     ListCredentialSchemasResponse, ListCredentialsResponse, UpdateCredentialRequest,
 };
+pub use hub::{
+    CardsQuery, HttpMcpConfig, HubInfo, InstallMcpRequest, InstallSkillQuery, McpCard, McpConfig,
+    McpHubPage, SkillCard, SkillHubPage, StdioMcpConfig,
+};
+pub use library::{
+    AddFromLibraryRequest, AddFromLibraryResponse, AddSkillsFromLibraryRequest, McpView,
+    SkillRecordView, SkillView, UpdateMcpRequest, WorkspaceQuery,
+};
 pub use misc::{AgentSchemaV2Response, HealthResponse, ListModelsResponse, ModelQuery};
 pub use session::{
     AgentQuery, ChatModelConfig, CreateSessionRequest, CreateSessionResponse,
     InterruptSessionResponse, ListMessagesResponse, ListSessionsResponse, MessagesQuery,
     SessionRecordView, SessionStatus, SessionStatusResponse, SessionView, SessionsQuery,
     StreamQuery, UpdateSessionRequest,
+};
+pub use workspace::{
+    AddSkillRequest, DirectoryEntry, DirectoryListing, DirectoryQuery, DownloadTokenResponse,
+    FilePathQuery, FileQuery, GitStatus, McpClientBody, McpClientStatus, McpServerConfigBody,
+    ToolInfo, UploadEntry, UploadManifest, UploadSkillForm, WorkspaceSkill, WorkspaceStatus,
 };

@@ -180,14 +180,12 @@ pub(super) async fn delete(
     }
 }
 
-/// `GET /agent/schema/v2`.
-pub(super) async fn schema_v2() -> Json<AgentSchemaV2Response> {
-    let schema = schemars::schema_for!(CreateAgentRequest);
-    let schema = match serde_json::to_value(schema) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
-    Json(AgentSchemaV2Response { schema })
+/// `GET /agent/schema/v2`: the agent form's schema, offering the
+/// permission modes the operator allows.
+pub(super) async fn schema_v2(State(state): State<AppState>) -> Json<AgentSchemaV2Response> {
+    Json(AgentSchemaV2Response::agent_data(
+        &state.config().policy.allowed_modes,
+    ))
 }
 
 pub(crate) fn agent_not_found(id: &str) -> ApiError {

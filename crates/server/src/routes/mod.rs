@@ -4,10 +4,14 @@ mod agent;
 mod chat;
 mod credential;
 mod health;
+mod hub;
+mod library;
 mod meta;
+mod off;
 mod session;
 mod stream;
 mod trace;
+mod workspace;
 
 use std::sync::Arc;
 
@@ -21,6 +25,7 @@ use crate::auth::{AuthMode, dev_host_guard};
 use crate::state::AppState;
 
 pub(crate) use credential::unseal as unseal_credential;
+pub(crate) use off::{Answer as OffAnswer, OFF};
 
 /// An HTTP method the service serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +38,6 @@ pub(crate) enum Verb {
 
 impl Verb {
     /// The OpenAPI spelling: `get`, `post`, ...
-    #[cfg(test)]
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Get => "get",
@@ -100,6 +104,61 @@ pub(crate) const ROUTES: &[Route] = {
             on(m, stream::stream)
         }),
         (Post, "/chat/", |m| on(m, chat::chat)),
+        (Get, "/hub/mcp", |m| on(m, hub::mcp_hubs)),
+        (Get, "/hub/mcp/{hub_id}/cards", |m| on(m, hub::mcp_cards)),
+        (Get, "/hub/mcp/{hub_id}/cards/{card_id}", |m| {
+            on(m, hub::mcp_card)
+        }),
+        (Post, "/hub/mcp/{hub_id}/cards/{card_id}/install", |m| {
+            on(m, hub::install_mcp)
+        }),
+        (Get, "/hub/skill", |m| on(m, hub::skill_hubs)),
+        (Get, "/hub/skill/{hub_id}/cards", |m| {
+            on(m, hub::skill_cards)
+        }),
+        (Get, "/hub/skill/{hub_id}/cards/{card_id}", |m| {
+            on(m, hub::skill_card)
+        }),
+        (Post, "/hub/skill/{hub_id}/cards/{card_id}/install", |m| {
+            on(m, hub::install_skill)
+        }),
+        (Get, "/mcp", |m| on(m, library::list_mcps)),
+        (Patch, "/mcp/{mcp_id}", |m| on(m, library::update_mcp)),
+        (Delete, "/mcp/{mcp_id}", |m| on(m, library::delete_mcp)),
+        (Get, "/skill", |m| on(m, library::list_skills)),
+        (Get, "/skill/{skill_id}", |m| on(m, library::get_skill)),
+        (Delete, "/skill/{skill_id}", |m| {
+            on(m, library::delete_skill)
+        }),
+        (Post, "/workspace/mcp/from-library", |m| {
+            on(m, library::add_mcps)
+        }),
+        (Post, "/workspace/skill/from-library", |m| {
+            on(m, library::add_skills)
+        }),
+        (Get, "/workspace/mcp", |m| on(m, workspace::list_mcps)),
+        (Post, "/workspace/mcp", |m| on(m, workspace::add_mcp)),
+        (Delete, "/workspace/mcp/{mcp_name}", |m| {
+            on(m, workspace::remove_mcp)
+        }),
+        (Get, "/workspace/skill", |m| on(m, workspace::list_skills)),
+        (Post, "/workspace/skill", |m| on(m, workspace::add_skill)),
+        (Post, "/workspace/skill/upload", |m| {
+            on(m, workspace::upload_skill).layer(axum::extract::DefaultBodyLimit::max(
+                workspace::UPLOAD_BODY_LIMIT,
+            ))
+        }),
+        (Delete, "/workspace/skill/{skill_name}", |m| {
+            on(m, workspace::remove_skill)
+        }),
+        (Get, "/workspace/directories", |m| {
+            on(m, workspace::directories)
+        }),
+        (Get, "/workspace/status", |m| on(m, workspace::status)),
+        (Post, "/workspace/files/download-token", |m| {
+            on(m, workspace::download_token)
+        }),
+        (Get, "/workspace/files", |m| on(m, workspace::read_file)),
     ]
 };
 
@@ -113,10 +172,16 @@ pub fn app(state: AppState) -> Router {
     let dev_auth = state.config().auth == AuthMode::DevHeader;
     let mut router = Router::new();
     for path in paths() {
-        let methods = ROUTES
+        let served = ROUTES
             .iter()
             .filter(|(_, p, _)| *p == path)
-            .map(|&(verb, _, handler)| handler(verb.filter()))
+            .map(|&(verb, _, handler)| handler(verb.filter()));
+        let off = off::OFF
+            .iter()
+            .filter(|(_, p, _, _)| *p == path)
+            .map(|&(verb, _, user, answer)| off::handler(verb.filter(), user, answer));
+        let methods = served
+            .chain(off)
             .reduce(MethodRouter::merge)
             .unwrap_or_default();
         router = router.route(path, methods.fallback(method_not_allowed));
@@ -136,10 +201,11 @@ pub fn app(state: AppState) -> Router {
     router.layer(middleware::from_fn(trace::trace_request))
 }
 
-/// The distinct paths of [`ROUTES`], in table order.
+/// The distinct paths of [`ROUTES`] and the off routes, in table order.
 fn paths() -> Vec<&'static str> {
     let mut paths: Vec<&'static str> = Vec::new();
-    for &(_, path, _) in ROUTES {
+    let off = off::OFF.iter().map(|&(_, path, _, _)| path);
+    for path in ROUTES.iter().map(|&(_, path, _)| path).chain(off) {
         if !paths.contains(&path) {
             paths.push(path);
         }
@@ -176,9 +242,15 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
                 header::HeaderName::from_static("x-user-id"),
                 trace::REQUEST_ID.clone(),
             ])
-            .expose_headers([trace::REQUEST_ID.clone()]),
+            .expose_headers([trace::REQUEST_ID.clone()])
+            // Browsers reuse the preflight answer this long instead of
+            // sending one before every request.
+            .max_age(std::time::Duration::from_secs(CORS_MAX_AGE_SECS)),
     )
 }
+
+/// How long, in seconds, a browser may reuse a CORS preflight answer.
+const CORS_MAX_AGE_SECS: u64 = 600;
 
 #[cfg(test)]
 #[path = "routes_tests.rs"]

@@ -23,13 +23,17 @@ fn documented(auth: AuthMode) -> BTreeSet<(String, String)> {
 
 #[test]
 fn the_document_lists_exactly_the_routes_the_router_serves() {
+    let off = super::OFF
+        .iter()
+        .map(|(verb, path, _, _)| (verb.as_str().to_owned(), (*path).to_owned()));
     let served: BTreeSet<(String, String)> = ROUTES
         .iter()
         .map(|(verb, path, _)| (verb.as_str().to_owned(), (*path).to_owned()))
+        .chain(off)
         .filter(|(m, p)| !UNDOCUMENTED.contains(&(m.as_str(), p.as_str())))
         .collect();
     assert_eq!(
-        ROUTES.len(),
+        ROUTES.len() + super::OFF.len(),
         served.len() + UNDOCUMENTED.len(),
         "a route repeats"
     );
@@ -80,4 +84,30 @@ fn with_the_development_header_the_document_has_it_and_no_security_scheme() {
         .filter(|p| p["name"] == "x-user-id")
         .collect();
     assert!(no_user.is_empty());
+}
+
+#[test]
+fn every_documented_agentscope_route_is_served() {
+    let reference: Value = serde_json::from_str(include_str!(
+        "../../../../fixtures/agentscope-2.0.11/openapi.stripped.json"
+    ))
+    .unwrap();
+    let served: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(verb, path, _)| (verb.as_str().to_owned(), (*path).to_owned()))
+        .chain(
+            super::OFF
+                .iter()
+                .map(|(verb, path, _, _)| (verb.as_str().to_owned(), (*path).to_owned())),
+        )
+        .collect();
+    let mut missing = Vec::new();
+    for (path, item) in reference["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            if !served.contains(&(method.clone(), path.clone())) {
+                missing.push(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not served: {missing:?}");
 }

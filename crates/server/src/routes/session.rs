@@ -109,7 +109,9 @@ pub(super) async fn create(
         None => {
             let mut config = Map::new();
             config.insert("workspace_id".into(), workspace_id.clone().into());
-            config.insert("name".into(), body.name.clone().unwrap_or_default().into());
+            // Without a name, the creation time until the first reply names it.
+            let name = body.name.clone().unwrap_or_else(service::default_name);
+            config.insert("name".into(), name.into());
             config.insert("naming".into(), json!({"auto": body.name.is_none()}));
             config.insert("cwd".into(), Value::Null);
             for key in [
@@ -374,8 +376,10 @@ pub(super) async fn messages(
             query.limit,
         )
         .await?;
+    // The page is the newest `limit` messages before `before`, drawn
+    // oldest first as AgentScope returns them.
     Ok(Json(ListMessagesResponse {
-        messages: page.messages.into_iter().map(|m| m.msg).collect(),
+        messages: page.messages.into_iter().rev().map(|m| m.msg).collect(),
         event_cursor: event_cursor.map(|c| c.to_string()),
         is_running,
         has_more: page.has_more,

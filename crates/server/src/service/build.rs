@@ -15,7 +15,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::routes::unseal_credential;
 use crate::state::AppState;
 
-/// Builds the agent that runs `session`, continuing from `agent_state`.
+/// Builds the agent that runs `session`, continuing from `agent_state`;
+/// with it, the session's chat model.
 ///
 /// # Errors
 /// 400 when the session has no usable model config, 404 when its
@@ -25,7 +26,7 @@ pub(crate) async fn build_agent(
     agent: &AgentRecord,
     session: &SessionRecord,
     agent_state: AgentState,
-) -> ApiResult<Agent> {
+) -> ApiResult<(Agent, Arc<dyn DynChatModel>)> {
     // Media files come from the session's workspace only; downloads from
     // public addresses only, and only when the operator allows them.
     let workspace_dir = state
@@ -93,7 +94,7 @@ pub(crate) async fn build_agent(
         )
         .await
         .map_err(workspace_error)?;
-    let mut builder = Agent::builder(name, model)
+    let mut builder = Agent::builder(name, Arc::clone(&model))
         .react_config(react)
         .context_config(context)
         .state(agent_state);
@@ -134,9 +135,10 @@ pub(crate) async fn build_agent(
     for (server, error) in &mcp.failed {
         tracing::warn!(session = %session.id, %server, "MCP server unavailable: {error}");
     }
-    builder
+    let agent = builder
         .build()
-        .map_err(|e| ApiError::BadRequest(format!("the agent's configuration: {e}")))
+        .map_err(|e| ApiError::BadRequest(format!("the agent's configuration: {e}")))?;
+    Ok((agent, model))
 }
 
 /// The model the session's config `field` names (`None` when unset),

@@ -2,11 +2,18 @@
 //! building the agent of a session, running replies in the background.
 
 mod build;
+pub(crate) mod hub;
 mod input;
+pub(crate) mod library;
 pub(crate) mod models;
+mod naming;
 mod run;
 mod sessions;
+pub(crate) mod workspace;
 
+pub use hub::{HubError, HubSource};
 pub(crate) use input::{ChatInput, parse_input};
+pub use naming::SessionTitles;
+pub(crate) use naming::default_name;
 pub(crate) use run::{RunRequest, forget_session, interrupt, start_run};
 pub(crate) use sessions::{agent_state, load_session, session_status, session_view};

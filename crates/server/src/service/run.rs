@@ -8,17 +8,21 @@
 //! the lock afterwards and serves the inbox itself if the run has just let
 //! go.
 
+use std::sync::Arc;
+
 use futures_util::StreamExt;
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
 use oxiscope_message::{
     AgentEvent, ErrorInfo, ErrorType, ReplyEndEvent, ReplyFinishedReason, UserInterruptEvent,
 };
+use oxiscope_model::DynChatModel;
 use oxiscope_storage::{AgentRecord, Release, RunLease, SessionRecord};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::build::build_agent;
 use super::input::{ChatInput, next_queued};
+use super::naming::{self, Namer};
 use super::sessions::agent_state;
 use crate::error::{ApiError, ApiResult};
 use crate::pyjson::to_python_json;
@@ -126,8 +130,8 @@ async fn serve_inbox(
 ) {
     let built = async {
         let fresh = reload(state, session).await?;
-        let runner = build_agent(state, agent, &fresh, agent_state(&fresh)?).await?;
-        Ok::<_, ApiError>((runner, fresh.revision))
+        let built = build_agent(state, agent, &fresh, agent_state(&fresh)?).await?;
+        Ok::<_, ApiError>((Runner::new(&fresh, built), fresh.revision))
     }
     .await;
     match built {
@@ -156,7 +160,7 @@ async fn prepare(
     agent: &AgentRecord,
     session: &SessionRecord,
     request: RunRequest,
-) -> ApiResult<(Agent, ReplyInput)> {
+) -> ApiResult<(Runner, ReplyInput)> {
     let current = agent_state(session)?;
     let input = match request {
         RunRequest::Interrupt => {
@@ -172,8 +176,25 @@ async fn prepare(
             ReplyInput::from(*input)
         }
     };
-    let runner = build_agent(state, agent, session, current).await?;
-    Ok((runner, input))
+    let built = build_agent(state, agent, session, current).await?;
+    Ok((Runner::new(session, built), input))
+}
+
+/// A session's agent, and what renaming the session needs while its name
+/// is still automatic.
+struct Runner {
+    agent: Agent,
+    namer: Option<Namer>,
+}
+
+impl Runner {
+    fn new(session: &SessionRecord, (agent, model): (Agent, Arc<dyn DynChatModel>)) -> Self {
+        let namer = naming::is_auto(&session.config).then(|| Namer {
+            user_id: session.user_id.clone(),
+            model,
+        });
+        Self { agent, namer }
+    }
 }
 
 /// A resume must target the parked reply, parked for that kind of input.
@@ -201,7 +222,7 @@ fn check_resume(current: &oxiscope_agent::AgentState, input: &ChatInput) -> ApiR
 fn spawn(
     state: &AppState,
     lease: RunLease,
-    agent: Agent,
+    runner: Runner,
     revision: i64,
     first: Option<ReplyInput>,
 ) {
@@ -210,7 +231,7 @@ fn spawn(
     let task = tokio::spawn(drive(
         state.clone(),
         lease.clone(),
-        agent,
+        runner,
         revision,
         first,
         cancel.clone(),
@@ -230,7 +251,7 @@ fn spawn(
 async fn drive(
     state: AppState,
     lease: RunLease,
-    agent: Agent,
+    mut runner: Runner,
     mut revision: i64,
     mut next: Option<ReplyInput>,
     cancel: CancellationToken,
@@ -242,7 +263,7 @@ async fn drive(
         serve(
             &state,
             &session_id,
-            &agent,
+            &mut runner,
             &mut revision,
             next.take(),
             &cancel,
@@ -280,7 +301,7 @@ async fn drive(
 async fn serve(
     state: &AppState,
     session_id: &str,
-    agent: &Agent,
+    runner: &mut Runner,
     revision: &mut i64,
     first: Option<ReplyInput>,
     cancel: &CancellationToken,
@@ -294,20 +315,45 @@ async fn serve(
                 None => return,
             },
         };
+        let agent = &runner.agent;
         let mut ended = false;
         let outcome = run_once(
             state, session_id, agent, revision, input, cancel, &mut ended,
         )
         .await;
-        if let Err(e) = outcome {
-            tracing::error!(session_id, error = %e, "chat run failed");
-            if !ended {
-                publish_failure(state, session_id, agent, &e).await;
+        match outcome {
+            Ok(true) => name_session(state, session_id, runner).await,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::error!(session_id, error = %e, "chat run failed");
+                if !ended {
+                    publish_failure(state, session_id, agent, &e).await;
+                }
             }
         }
         if cancel.is_cancelled() {
             return;
         }
+    }
+}
+
+/// After a completed reply, names the session in the background from its
+/// opening message, once, if its name is still automatic; a conversation
+/// that opens without text waits for a later reply.
+async fn name_session(state: &AppState, session_id: &str, runner: &mut Runner) {
+    if runner.namer.is_none() {
+        return;
+    }
+    let Some(opening) = naming::opening_text(&runner.agent.state().await) else {
+        return;
+    };
+    if let Some(namer) = runner.namer.take() {
+        tokio::spawn(naming::rename(
+            state.clone(),
+            namer,
+            session_id.to_owned(),
+            opening,
+        ));
     }
 }
 
@@ -355,7 +401,14 @@ async fn publish_failure(state: &AppState, session_id: &str, agent: &Agent, mess
 /// One reply: new messages are stored with the state before the model is
 /// called (a crash keeps them), events are published as they come, the
 /// reply message and state are committed at the end. `ended` turns true
-/// once the reply's last event is published.
+/// once the reply's last event is published; the result says whether that
+/// event ended a completed reply (not parked, interrupted or failed).
+///
+/// A resume's input (a confirmation or external results) is echoed on the
+/// stream first, as AgentScope does. The reply's last event (its end, or
+/// the request that parks it) is published after the commit and a bus
+/// checkpoint: a subscriber that comes later without a cursor gets just
+/// that event, the rest being in the stored messages.
 async fn run_once(
     state: &AppState,
     session_id: &str,
@@ -364,9 +417,21 @@ async fn run_once(
     input: ReplyInput,
     cancel: &CancellationToken,
     ended: &mut bool,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let bus = state.bus();
+    let limit = state.config().replay_limit;
     bus.begin_run(session_id).await.map_err(|e| e.to_string())?;
+    let echo = match &input {
+        ReplyInput::Confirm(e) => Some(to_python_json(e)),
+        ReplyInput::External(e) => Some(to_python_json(e)),
+        _ => None,
+    };
+    if let Some(payload) = echo {
+        let payload = payload.map_err(|e| e.to_string())?;
+        bus.publish(session_id, payload.into(), limit)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     let mut pending: Vec<Value> = Vec::new();
     let input = match input {
         ReplyInput::Msgs(msgs) if !agent.state().await.is_parked() => {
@@ -382,12 +447,19 @@ async fn run_once(
         other => other,
     };
     let mut stream = agent.reply_stream_with(input, None, cancel.child_token());
+    // The reply's last event, held until the commit.
+    let mut last: Option<String> = None;
+    let mut completed = false;
     while let Some(event) = stream.next().await {
-        let last = matches!(
+        let is_last = matches!(
             event,
             AgentEvent::ReplyEnd(_)
                 | AgentEvent::RequireUserConfirm(_)
                 | AgentEvent::RequireExternalExecution(_)
+        );
+        completed = matches!(
+            &event,
+            AgentEvent::ReplyEnd(end) if end.finished_reason == ReplyFinishedReason::Completed
         );
         if let AgentEvent::ReplyEnd(end) = &event
             && let Some(error) = &end.error
@@ -401,15 +473,36 @@ async fn run_once(
             );
         }
         let payload = to_python_json(&event).map_err(|e| e.to_string())?;
-        bus.publish(session_id, payload.into(), state.config().replay_limit)
-            .await
-            .map_err(|e| e.to_string())?;
-        *ended |= last;
+        if let Some(held) = last.take() {
+            bus.publish(session_id, held.into(), limit)
+                .await
+                .map_err(|e| e.to_string())?;
+            *ended = true;
+        }
+        if is_last {
+            last = Some(payload);
+        } else {
+            bus.publish(session_id, payload.into(), limit)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
     }
     if let Some(reply) = agent.state().await.reply_msg() {
         pending.push(serde_json::to_value(reply).map_err(|e| e.to_string())?);
     }
-    commit(state, session_id, agent, revision, &pending).await
+    // A failed commit leaves the end unpublished: the caller ends the
+    // stream with the error instead.
+    commit(state, session_id, agent, revision, &pending).await?;
+    bus.checkpoint(session_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(held) = last {
+        bus.publish(session_id, held.into(), limit)
+            .await
+            .map_err(|e| e.to_string())?;
+        *ended = true;
+    }
+    Ok(completed)
 }
 
 fn to_values<T: serde::Serialize>(items: &[T]) -> Result<Vec<Value>, String> {

@@ -90,6 +90,9 @@ impl MessageBus for GatedBus {
     ) -> BoxFuture<'a, Result<Cursor>> {
         self.inner.publish(session_id, payload, replay_limit)
     }
+    fn checkpoint<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
+        self.inner.checkpoint(session_id)
+    }
     fn last_cursor<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Cursor>>> {
         self.inner.last_cursor(session_id)
     }
@@ -218,8 +221,8 @@ async fn a_confirmation_queued_as_the_run_lets_go_is_served_by_that_run() {
     // The run does not leave it behind.
     bus.inbox_found_empty.open();
     let events = sse.until("REPLY_END").await;
-    assert_eq!(types(&events)[0], "REPLY_START");
-    assert_eq!(events[0]["reply_id"], ask["reply_id"]);
+    assert_eq!(types(&events)[..2], ["USER_CONFIRM_RESULT", "REPLY_START"]);
+    assert_eq!(events[1]["reply_id"], ask["reply_id"]);
     assert_eq!(events.last().unwrap()["finished_reason"], "completed");
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
     assert_eq!(bus.inner.retained().inputs, 0);

@@ -44,6 +44,38 @@ impl Harness {
         .await
     }
 
+    /// The usual server with these hubs, whose catalogues are cached for
+    /// `ttl`.
+    pub(crate) async fn start_with_hubs(
+        hubs: Vec<oxiscope_server::HubSource>,
+        ttl: Duration,
+    ) -> Self {
+        let workspace = default_workspace().await;
+        Self::start_hubs_in(workspace, hubs, ttl).await
+    }
+
+    /// As [`Self::start_with_hubs`], with local workspaces (hub MCP
+    /// servers run on this machine, where the test servers are).
+    pub(crate) async fn start_with_hubs_local(
+        hubs: Vec<oxiscope_server::HubSource>,
+        ttl: Duration,
+    ) -> Self {
+        Self::start_hubs_in(WorkspaceMode::Local, hubs, ttl).await
+    }
+
+    async fn start_hubs_in(
+        workspace: WorkspaceMode,
+        hubs: Vec<oxiscope_server::HubSource>,
+        ttl: Duration,
+    ) -> Self {
+        Self::start_custom(AuthMode::DevHeader, move |c| {
+            let mut c = c.with_workspace(workspace).with_hubs(hubs);
+            c.hub_cache_ttl = ttl;
+            c
+        })
+        .await
+    }
+
     /// A server whose agents' tools run in a sandbox; `None` (after a loud
     /// skip, a failure in CI) where bubblewrap cannot run.
     pub(crate) async fn start_sandboxed(config: SandboxConfig) -> Option<Self> {
@@ -104,6 +136,9 @@ impl Harness {
                 ServerConfig::new(dir.path())
                     .with_auth(auth)
                     .with_listen_addr(addr)
+                    // A title call would take a scripted answer meant for
+                    // the conversation; the naming test opts back in.
+                    .with_session_titles(oxiscope_server::SessionTitles::Excerpt)
                     // The fake model server is on loopback; tests of the
                     // default rule pass their own policy.
                     .with_policy(oxiscope_server::TenantPolicy {
@@ -361,6 +396,15 @@ impl Sse {
                 .unwrap();
             self.buf.extend(chunk);
         }
+    }
+
+    /// The events that arrive until none has come for `quiet`.
+    pub(crate) async fn drain(&mut self, quiet: Duration) -> Vec<Value> {
+        let mut events = Vec::new();
+        while let Ok(event) = tokio::time::timeout(quiet, self.next()).await {
+            events.push(event);
+        }
+        events
     }
 
     /// Events up to and including the first of type `until`.

@@ -62,8 +62,10 @@ async fn a_confirmation_resumes_the_parked_reply_through_chat() {
     assert_eq!(code, 200, "{body}");
     let events = sse.until("REPLY_END").await;
     let kinds = types(&events);
-    assert_eq!(kinds[0], "REPLY_START");
+    // The answer is echoed first, as AgentScope does.
+    assert_eq!(kinds[..2], ["USER_CONFIRM_RESULT", "REPLY_START"]);
     assert_eq!(events[0]["reply_id"], reply_id);
+    assert_eq!(events[1]["reply_id"], reply_id);
     assert!(kinds.contains(&"TOOL_RESULT_END"), "{kinds:?}");
     assert_eq!(events.last().unwrap()["finished_reason"], "completed");
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
@@ -85,8 +87,8 @@ async fn a_confirmation_resumes_the_parked_reply_through_chat() {
         .await;
     let msgs = page["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 2, "{page}");
-    assert_eq!(msgs[0]["id"], reply_id);
-    assert_eq!(msgs[0]["finished_reason"], "completed");
+    assert_eq!(msgs[1]["id"], reply_id);
+    assert_eq!(msgs[1]["finished_reason"], "completed");
 
     // Nothing is parked any more: another confirmation is a conflict.
     let again = json!({"type": "USER_CONFIRM_RESULT", "reply_id": reply_id, "confirm_results": []});

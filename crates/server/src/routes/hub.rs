@@ -1,0 +1,92 @@
+//! `/hub/mcp/*` and `/hub/skill/*`: browsing the configured hubs and
+//! installing their cards into the caller's library.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+
+use crate::api::{
+    CardsQuery, HubInfo, InstallMcpRequest, InstallSkillQuery, McpCard, McpHubPage, McpView,
+    SkillCard, SkillHubPage, SkillView,
+};
+use crate::auth::UserId;
+use crate::extract::{ApiJson, ApiQuery};
+use crate::service::hub::{self, Failure, HubKind};
+use crate::service::library;
+use crate::state::AppState;
+
+/// `GET /hub/mcp`: every MCP hub.
+pub(super) async fn mcp_hubs(State(state): State<AppState>) -> Result<Json<Vec<HubInfo>>, Failure> {
+    Ok(Json(state.hubs().list(HubKind::Mcp).await?))
+}
+
+/// `GET /hub/skill`: every skill hub.
+pub(super) async fn skill_hubs(
+    State(state): State<AppState>,
+) -> Result<Json<Vec<HubInfo>>, Failure> {
+    Ok(Json(state.hubs().list(HubKind::Skill).await?))
+}
+
+/// `GET /hub/mcp/{hub_id}/cards`: a page of an MCP hub's catalogue.
+pub(super) async fn mcp_cards(
+    State(state): State<AppState>,
+    UserId(_user): UserId,
+    Path(hub_id): Path<String>,
+    ApiQuery(query): ApiQuery<CardsQuery>,
+) -> Result<Json<McpHubPage>, Failure> {
+    Ok(Json(hub::mcp_cards(state.hubs(), &hub_id, &query).await?))
+}
+
+/// `GET /hub/mcp/{hub_id}/cards/{card_id}`: one MCP card.
+pub(super) async fn mcp_card(
+    State(state): State<AppState>,
+    UserId(_user): UserId,
+    Path((hub_id, card_id)): Path<(String, String)>,
+) -> Result<Json<McpCard>, Failure> {
+    Ok(Json(hub::mcp_card(state.hubs(), &hub_id, &card_id).await?))
+}
+
+/// `POST /hub/mcp/{hub_id}/cards/{card_id}/install`: fills the card's
+/// template and adds it to the caller's library.
+pub(super) async fn install_mcp(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path((hub_id, card_id)): Path<(String, String)>,
+    ApiJson(body): ApiJson<InstallMcpRequest>,
+) -> Result<(StatusCode, Json<McpView>), Failure> {
+    let view = library::install_mcp(&state, &user, &hub_id, &card_id, body).await?;
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+/// `GET /hub/skill/{hub_id}/cards`: a page of a skill hub's catalogue.
+pub(super) async fn skill_cards(
+    State(state): State<AppState>,
+    UserId(_user): UserId,
+    Path(hub_id): Path<String>,
+    ApiQuery(query): ApiQuery<CardsQuery>,
+) -> Result<Json<SkillHubPage>, Failure> {
+    Ok(Json(hub::skill_cards(state.hubs(), &hub_id, &query).await?))
+}
+
+/// `GET /hub/skill/{hub_id}/cards/{card_id}`: one skill card with its
+/// `SKILL.md`.
+pub(super) async fn skill_card(
+    State(state): State<AppState>,
+    UserId(_user): UserId,
+    Path((hub_id, card_id)): Path<(String, String)>,
+) -> Result<Json<SkillCard>, Failure> {
+    let (card, _, _) = hub::skill_card(state.hubs(), &hub_id, &card_id).await?;
+    Ok(Json(card))
+}
+
+/// `POST /hub/skill/{hub_id}/cards/{card_id}/install`: adds the card to
+/// the caller's library.
+pub(super) async fn install_skill(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path((hub_id, card_id)): Path<(String, String)>,
+    ApiQuery(query): ApiQuery<InstallSkillQuery>,
+) -> Result<(StatusCode, Json<SkillView>), Failure> {
+    let view = library::install_skill(&state, &user, &hub_id, &card_id, query.name).await?;
+    Ok((StatusCode::CREATED, Json(view)))
+}

@@ -1,0 +1,238 @@
+//! Session names: a new session without one is named after its creation
+//! time, and (while `config.naming.auto` is on) renamed once, after its
+//! first reply is stored, with a short title for its opening message —
+//! from the session's own model, or an excerpt of the message when that
+//! fails. The rename is announced on the session's stream with a `CUSTOM`
+//! event named `session_updated`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use oxiscope_agent::AgentState;
+use oxiscope_message::{AgentEvent, ContentBlock, CustomEvent, Msg, Role};
+use oxiscope_model::{ChatRequest, DynChatModel};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::pyjson::to_python_json;
+use crate::state::AppState;
+
+/// The longest title kept, in characters.
+const MAX_TITLE_CHARS: usize = 60;
+
+/// How long the title call may take before the excerpt is used.
+const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Where automatic session titles come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SessionTitles {
+    /// The session's own model writes a short title; an excerpt of the
+    /// opening message when the call fails.
+    #[default]
+    Model,
+    /// An excerpt of the opening message, without a model call.
+    Excerpt,
+}
+
+/// The name of a session created without one: its creation time.
+pub(crate) fn default_name() -> String {
+    chrono::Local::now().format("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+/// What renaming a session needs: whose it is and the model to ask.
+#[derive(Debug, Clone)]
+pub(crate) struct Namer {
+    pub(crate) user_id: String,
+    pub(crate) model: Arc<dyn DynChatModel>,
+}
+
+/// Whether the session's name is still the server's to set.
+pub(crate) fn is_auto(config: &Value) -> bool {
+    config
+        .pointer("/naming/auto")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The text of the conversation's opening user message, if it has any.
+pub(crate) fn opening_text(state: &AgentState) -> Option<String> {
+    state
+        .context
+        .iter()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.text("\n"))
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+}
+
+/// Names the session after `opening` unless its name was settled in the
+/// meantime, then announces it. Failures are logged, never surfaced.
+pub(crate) async fn rename(state: AppState, namer: Namer, session_id: String, opening: String) {
+    let title = match state.config().session_titles {
+        SessionTitles::Model => match model_title(&*namer.model, &opening).await {
+            Some(title) => title,
+            None => excerpt(&opening),
+        },
+        SessionTitles::Excerpt => excerpt(&opening),
+    };
+    let storage = state.storage();
+    let session = match storage.get_session(&namer.user_id, &session_id).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(session_id, error = %e, "naming the session: reading it failed");
+            return;
+        }
+    };
+    // The user may have renamed it while the title was written.
+    if !is_auto(&session.config) {
+        return;
+    }
+    let mut config = session.config.clone();
+    if let Value::Object(map) = &mut config {
+        map.insert("name".into(), title.clone().into());
+        map.insert("naming".into(), json!({"auto": false}));
+    }
+    if let Err(e) = storage
+        .update_session_config(&namer.user_id, &session_id, &config)
+        .await
+    {
+        tracing::warn!(session_id, error = %e, "naming the session: storing the name failed");
+        return;
+    }
+    let mut value = Map::new();
+    value.insert("session_id".into(), session_id.clone().into());
+    value.insert("name".into(), title.into());
+    let event = AgentEvent::from(CustomEvent::new("session_updated".to_owned(), value));
+    match to_python_json(&event) {
+        Ok(payload) => {
+            let limit = state.config().replay_limit;
+            if let Err(e) = state
+                .bus()
+                .publish(&session_id, payload.into(), limit)
+                .await
+            {
+                tracing::warn!(session_id, error = %e, "announcing the session's name failed");
+            }
+        }
+        Err(e) => tracing::warn!(session_id, error = %e, "serialising session_updated failed"),
+    }
+}
+
+/// Asks `model` for a title; `None` when the call fails, times out or
+/// answers nothing usable.
+async fn model_title(model: &dyn DynChatModel, opening: &str) -> Option<String> {
+    let question: String = opening.chars().take(2000).collect();
+    let messages = [
+        Msg::system(
+            "system",
+            "Write a title of at most six words for a conversation that opens with the user's \
+             message. Answer with the title only: no quotes, no punctuation at the end.",
+        )
+        .ok()?,
+        Msg::user("user", question).ok()?,
+    ];
+    let request = ChatRequest {
+        messages: &messages,
+        tools: &[],
+        tool_choice: None,
+    };
+    let call = async {
+        let mut stream = model
+            .call_boxed(request, CancellationToken::new())
+            .await
+            .ok()?;
+        let mut text = None;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.ok()?;
+            if chunk.is_last {
+                text = Some(
+                    chunk
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(""),
+                );
+            }
+        }
+        text
+    };
+    let text = tokio::time::timeout(TITLE_TIMEOUT, call).await.ok()??;
+    let title = clean(&text);
+    (!title.is_empty()).then_some(title)
+}
+
+/// A title from the message itself: its first line, shortened.
+fn excerpt(opening: &str) -> String {
+    let line = opening.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let title = clean(line);
+    if title.is_empty() {
+        default_name()
+    } else {
+        title
+    }
+}
+
+/// One line, no surrounding quotes or spaces, at most [`MAX_TITLE_CHARS`]
+/// characters (cut at a word when one ends near the limit).
+fn clean(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let trimmed = line
+        .trim()
+        .trim_matches(|c: char| c == '"' || c == '\'' || c == '`' || c == '*' || c == '#')
+        .trim();
+    if trimmed.chars().count() <= MAX_TITLE_CHARS {
+        return trimmed.to_owned();
+    }
+    let cut: String = trimmed.chars().take(MAX_TITLE_CHARS).collect();
+    let at_word = match cut.rfind(char::is_whitespace) {
+        Some(i) if i > MAX_TITLE_CHARS / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", at_word.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_excerpt_is_the_first_line_cut_at_a_word() {
+        assert_eq!(
+            excerpt("\n  How do I list files?\nmore"),
+            "How do I list files?"
+        );
+        let long = "Please explain in great detail how the borrow checker decides lifetimes here";
+        let title = excerpt(long);
+        assert!(title.ends_with('…'), "{title}");
+        assert!(title.chars().count() <= MAX_TITLE_CHARS + 1, "{title}");
+        assert!(long.starts_with(title.trim_end_matches('…')), "{title}");
+    }
+
+    #[test]
+    fn a_model_title_loses_quotes_and_extra_lines() {
+        assert_eq!(clean("\"Listing files\"\nexplanation"), "Listing files");
+        assert_eq!(clean("**Rust lifetimes**"), "Rust lifetimes");
+    }
+
+    #[test]
+    fn the_default_name_is_the_creation_time() {
+        let name = default_name();
+        assert!(
+            chrono::NaiveDateTime::parse_from_str(&name, "%Y-%m-%d %H:%M:%S").is_ok(),
+            "{name}"
+        );
+    }
+
+    #[test]
+    fn naming_is_automatic_only_when_the_config_says_so() {
+        assert!(is_auto(&json!({"naming": {"auto": true}})));
+        assert!(!is_auto(&json!({"naming": {"auto": false}})));
+        assert!(!is_auto(&json!({"name": "x"})));
+    }
+}

@@ -1,0 +1,376 @@
+//! Skills of a session's agent: listed, added from a folder of the
+//! workspace, uploaded as a folder, removed.
+//!
+//! Whatever the source, the files are first staged into a private
+//! directory of the server (`<data_dir>/staging/<id>`, mode 0700) with
+//! every limit checked as they stream; only that staged copy is handed to
+//! `Workspace::add_skill`, whose source is trusted.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use axum::extract::Multipart;
+use axum::extract::multipart::Field;
+use oxiscope_workspace::{SkillLimits, SkillStage, safe_relative_path, stage_skill_dir};
+use tokio::io::AsyncWriteExt as _;
+
+use super::{SessionWorkspace, WsError, WsResult, blocking, tenant_path};
+use crate::api::{UploadManifest, WorkspaceSkill};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Skills staged at once in this process (each may hold up to the
+/// skill limits on disk); more installs wait their turn.
+static INSTALL_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
+
+/// A turn to stage a skill.
+async fn install_slot() -> WsResult<tokio::sync::SemaphorePermit<'static>> {
+    INSTALL_SLOTS
+        .acquire()
+        .await
+        .map_err(|e| WsError::Api(ApiError::Internal(format!("the install slots: {e}"))))
+}
+
+/// The largest manifest part.
+const MAX_MANIFEST_BYTES: usize = 1 << 20;
+/// The largest request body of an upload: the file limit plus room for
+/// the manifest and the multipart framing.
+pub(crate) const UPLOAD_BODY_LIMIT: usize = (20 << 20) + (2 << 20);
+
+/// The skills of the session's agent, newest `SKILL.md` times included.
+///
+/// # Errors
+/// The skill partition cannot be read.
+pub(crate) async fn list_skills(ws: &SessionWorkspace) -> WsResult<Vec<WorkspaceSkill>> {
+    let skills = ws.workspace.list_skills(&ws.session.agent_id).await?;
+    let files = ws.files.clone();
+    let workdir = ws.workspace.workdir().to_path_buf();
+    blocking(move || {
+        Ok(skills
+            .into_iter()
+            .map(|skill| {
+                let dir = skill.dir.clone().unwrap_or_default();
+                let updated_at = dir
+                    .strip_prefix(&workdir)
+                    .ok()
+                    .and_then(|rel| files.metadata(&rel.join("SKILL.md")).ok())
+                    .and_then(|m| m.modified().ok())
+                    .map_or(0.0, unix_seconds);
+                WorkspaceSkill {
+                    name: skill.name,
+                    description: skill.description,
+                    dir: dir.display().to_string(),
+                    markdown: skill.content,
+                    updated_at,
+                }
+            })
+            .collect())
+    })
+    .await
+}
+
+/// Seconds since the Unix epoch.
+pub(super) fn unix_seconds(time: std::time::SystemTime) -> f64 {
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// A fresh private staging directory, removed on drop.
+struct Staging {
+    dir: PathBuf,
+}
+
+impl Staging {
+    fn new(state: &AppState) -> WsResult<Self> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        let base = state.data_dir().join("staging");
+        let fail = |e: std::io::Error| {
+            WsError::Api(ApiError::Internal(format!(
+                "a skill staging directory: {e}"
+            )))
+        };
+        std::fs::create_dir_all(&base).map_err(fail)?;
+        let dir = base.join(oxiscope_storage::new_id());
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(fail)?;
+        Ok(Self { dir })
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(dir = %self.dir.display(), "cannot remove a skill staging directory: {e}");
+        }
+    }
+}
+
+/// Copies the skill folder `skill_path` of the session's workspace into
+/// the agent's skills.
+///
+/// # Errors
+/// 403 for a path outside the workspace; 422 for a folder that is no
+/// skill (or holds links); 413 over the limits; 409 for a name taken.
+pub(crate) async fn add_skill_from_path(
+    state: &AppState,
+    ws: &SessionWorkspace,
+    skill_path: &str,
+) -> WsResult<String> {
+    let rel = tenant_path(ws.workspace.workdir(), skill_path)?;
+    let _slot = install_slot().await?;
+    let staging = Staging::new(state)?;
+    let files = ws.files.clone();
+    let target = staging.dir.join("skill");
+    let staged = blocking(move || {
+        Ok(stage_skill_dir(
+            &files,
+            &rel,
+            &SkillLimits::default(),
+            &target,
+        )?)
+    })
+    .await?;
+    let name = ws.workspace.add_skill(staged, &ws.session.agent_id).await?;
+    drop(staging);
+    Ok(name)
+}
+
+/// Checks a manifest as AgentScope does: at least one file, every path
+/// `<folder>/...` and safe, one folder, a `SKILL.md` at its top, no path
+/// twice, sizes within the limits.
+fn check_manifest(manifest: &UploadManifest, limits: &SkillLimits) -> WsResult<()> {
+    let entries = &manifest.entries;
+    if entries.is_empty() {
+        return Err(WsError::Invalid("The upload contains no files.".to_owned()));
+    }
+    if entries.len() > limits.max_files {
+        return Err(WsError::TooLarge(format!(
+            "A skill may hold at most {} files, got {}.",
+            limits.max_files,
+            entries.len()
+        )));
+    }
+    let mut roots = HashSet::new();
+    let mut seen = HashSet::new();
+    let mut total: u64 = 0;
+    for entry in entries {
+        if entry.size > limits.max_file_bytes {
+            return Err(WsError::TooLarge(format!(
+                "{:?} is {} bytes, over the {}-byte per-file limit.",
+                entry.path, entry.size, limits.max_file_bytes
+            )));
+        }
+        total = total.saturating_add(entry.size);
+        let path = safe_relative_path(&entry.path, limits.max_depth)
+            .map_err(|e| WsError::Invalid(e.to_string()))?;
+        let mut parts = path.components();
+        let root = parts.next().map(|c| c.as_os_str().to_owned());
+        if parts.next().is_none() {
+            return Err(WsError::Invalid(format!(
+                "Unsafe upload path: {:?} (every path starts with the skill's folder)",
+                entry.path
+            )));
+        }
+        roots.extend(root);
+        if !seen.insert(path) {
+            return Err(WsError::Invalid(format!(
+                "{:?} appears twice in the manifest.",
+                entry.path
+            )));
+        }
+    }
+    if total > limits.max_total_bytes {
+        return Err(WsError::TooLarge(format!(
+            "The upload is {total} bytes, over the {}-byte limit.",
+            limits.max_total_bytes
+        )));
+    }
+    let root = match roots.into_iter().collect::<Vec<_>>().as_slice() {
+        [root] => PathBuf::from(root),
+        many => {
+            return Err(WsError::Invalid(format!(
+                "A skill must be a single folder, got {}.",
+                many.len()
+            )));
+        }
+    };
+    if !seen.contains(&root.join("SKILL.md")) {
+        return Err(WsError::Invalid(format!(
+            "No SKILL.md at the root of {:?}.",
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
+fn multipart_error(e: &axum::extract::multipart::MultipartError) -> WsError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        WsError::TooLarge(format!("The upload is too large: {}", e.body_text()))
+    } else {
+        WsError::Invalid(format!(
+            "The multipart body is malformed: {}",
+            e.body_text()
+        ))
+    }
+}
+
+/// The `manifest` part, parsed.
+async fn read_manifest(mut field: Field<'_>) -> WsResult<UploadManifest> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(&e))? {
+        if bytes.len() + chunk.len() > MAX_MANIFEST_BYTES {
+            return Err(WsError::TooLarge(format!(
+                "The manifest is over {MAX_MANIFEST_BYTES} bytes."
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| WsError::Invalid(format!("The manifest is not valid: {e}")))
+}
+
+/// Streams one `files` part into the stage as `path`, checking its bytes
+/// against the manifest and the limits.
+async fn stream_part(
+    stage: &mut SkillStage,
+    mut field: Field<'_>,
+    path: &str,
+    size: u64,
+) -> WsResult<()> {
+    let mut staged = stage.create_file(path, Some(size))?;
+    let file = staged
+        .try_clone_file()
+        .map_err(|e| WsError::Api(ApiError::Internal(format!("a staged file: {e}"))))?;
+    let mut file = tokio::fs::File::from_std(file);
+    while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(&e))? {
+        stage.account(&mut staged, chunk.len() as u64)?;
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| WsError::Api(ApiError::Internal(format!("a staged file: {e}"))))?;
+    }
+    file.flush()
+        .await
+        .map_err(|e| WsError::Api(ApiError::Internal(format!("a staged file: {e}"))))?;
+    stage.finish_file(staged)?;
+    Ok(())
+}
+
+/// Installs the skill uploaded as a `manifest` part followed by one
+/// `files` part per manifest entry, in order; returns its name.
+///
+/// # Errors
+/// 422 for a malformed or hostile manifest, parts that do not match it,
+/// or a `SKILL.md` without usable front matter; 413 over the limits; 409
+/// for a name taken.
+pub(crate) async fn upload_skill(
+    state: &AppState,
+    ws: &SessionWorkspace,
+    mut multipart: Multipart,
+) -> WsResult<String> {
+    let limits = SkillLimits::default();
+    let first = multipart
+        .next_field()
+        .await
+        .map_err(|e| multipart_error(&e))?
+        .ok_or_else(|| WsError::Invalid("The upload is empty.".to_owned()))?;
+    if first.name() != Some("manifest") {
+        return Err(WsError::Invalid(
+            "The first part must be the manifest.".to_owned(),
+        ));
+    }
+    let manifest = read_manifest(first).await?;
+    check_manifest(&manifest, &limits)?;
+
+    let _slot = install_slot().await?;
+    let staging = Staging::new(state)?;
+    let mut stage = SkillStage::new(&staging.dir.join("skill"), limits)?;
+    let mut sent = 0;
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| multipart_error(&e))?
+    {
+        if field.name() != Some("files") {
+            return Err(WsError::Invalid(format!(
+                "Unexpected part {:?}: only `manifest` and `files` are accepted.",
+                field.name().unwrap_or_default()
+            )));
+        }
+        let Some(entry) = manifest.entries.get(sent) else {
+            return Err(WsError::Invalid(format!(
+                "The manifest lists {} files but more were sent.",
+                manifest.entries.len()
+            )));
+        };
+        stream_part(&mut stage, field, &entry.path, entry.size).await?;
+        sent += 1;
+    }
+    if sent != manifest.entries.len() {
+        return Err(WsError::Invalid(format!(
+            "The manifest lists {} files but {sent} were sent.",
+            manifest.entries.len()
+        )));
+    }
+    let staged = blocking(move || Ok(stage.finish()?)).await?;
+    let name = ws.workspace.add_skill(staged, &ws.session.agent_id).await?;
+    drop(staging);
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::UploadEntry;
+
+    fn manifest(entries: &[(&str, u64)]) -> UploadManifest {
+        UploadManifest {
+            entries: entries
+                .iter()
+                .map(|(p, s)| UploadEntry {
+                    path: (*p).to_owned(),
+                    size: *s,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn manifests_are_checked_like_agentscope_does() {
+        let limits = SkillLimits::default();
+        assert!(
+            check_manifest(&manifest(&[("s/SKILL.md", 10), ("s/a/b.txt", 1)]), &limits).is_ok()
+        );
+        for (entries, too_large) in [
+            (vec![], false),
+            (vec![("SKILL.md", 10)], false),
+            (vec![("s/SKILL.md", 10), ("t/x", 1)], false),
+            (vec![("s/x", 10)], false),
+            (vec![("s/SKILL.md", 10), ("s/../x", 1)], false),
+            (vec![("/s/SKILL.md", 10)], false),
+            (vec![("s/SKILL.md", 10), ("s//x", 1)], false),
+            (vec![("s/SKILL.md", 1), ("s/SKILL.md", 1)], false),
+            (vec![("s/SKILL.md", 11 << 20)], true),
+            (
+                vec![("s/SKILL.md", 9 << 20), ("s/a", 9 << 20), ("s/b", 9 << 20)],
+                true,
+            ),
+        ] {
+            let result = check_manifest(&manifest(&entries), &limits);
+            match result {
+                Err(WsError::TooLarge(_)) => assert!(too_large, "{entries:?}"),
+                Err(WsError::Invalid(_)) => assert!(!too_large, "{entries:?}"),
+                other => panic!("{entries:?}: {other:?}"),
+            }
+        }
+        let many: Vec<(String, u64)> = (0..300).map(|i| (format!("s/{i}"), 1)).collect();
+        let many: Vec<(&str, u64)> = many.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+        assert!(matches!(
+            check_manifest(&manifest(&many), &limits),
+            Err(WsError::TooLarge(_))
+        ));
+    }
+}
