@@ -153,7 +153,10 @@ fn verdict(
     let Some(tool) = toolkit.tool(&call.name) else {
         return Verdict::Fail(
             ToolResultState::Error,
-            format!("Tool `{}` does not exist.", call.name),
+            format!(
+                "ToolNotFoundError: The tool named '{}' doesn't exist.",
+                call.name
+            ),
         );
     };
     if tool.flags().external {

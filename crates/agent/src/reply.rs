@@ -32,7 +32,7 @@ use futures_util::future::BoxFuture;
 
 /// The text of the tool result given to calls closed by an interruption.
 pub(crate) const INTERRUPTED_RESULT: &str =
-    "<system-reminder>The tool call was interrupted by the user.</system-reminder>";
+    "<system-reminder>The tool call has been interrupted by the user.</system-reminder>";
 
 /// The source of hints a middleware adds to continue a reply.
 const MIDDLEWARE_HINT_SOURCE: &str = r#"{"label": "System", "sublabel": "Middleware"}"#;

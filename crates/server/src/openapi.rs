@@ -570,6 +570,9 @@ fn media_type(path: &str) -> &'static str {
     }
 }
 
+/// Tags whose operations declare no `404` in AgentScope's document.
+const NO_DECLARED_404: &[&str] = &["workspace", "mcp", "skill", "hub"];
+
 /// The name of the API-key scheme in `components.securitySchemes`.
 const API_KEY_SCHEME: &str = "APIKey";
 
@@ -674,7 +677,9 @@ pub fn document(auth: AuthMode) -> Value {
         if api_keys && op.auth {
             responses.insert("401".into(), json!({}));
         }
-        if op.path != "/health" {
+        // AgentScope's routers declare a 404 on every operation but those
+        // of its workspace, library and hub routers (and `/health`).
+        if op.path != "/health" && !NO_DECLARED_404.contains(&op.tag) {
             responses.insert("404".into(), json!({}));
         }
         if validated {

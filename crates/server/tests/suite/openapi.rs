@@ -22,6 +22,10 @@ const GROUPS: &[&str] = &[
     "/sessions/",
     "/chat/",
     "/health",
+    "/workspace/",
+    "/mcp",
+    "/skill",
+    "/hub/",
 ];
 
 /// Reference operations we do not serve, and why.
