@@ -55,14 +55,17 @@ pub(crate) fn init_service(args: &LogArgs) -> anyhow::Result<()> {
 }
 
 /// Installs the subscriber of `oxiscope chat`: warnings and errors on
-/// stderr unless `RUST_LOG` asks for more.
+/// stderr (none of the MCP client library's) unless `RUST_LOG` asks for
+/// more.
 pub(crate) fn init_console() {
     // `RUST_LOG` is read leniently: a console must start even with a
     // filter meant for another program.
     let filter = std::env::var(FILTER_ENV)
         .ok()
         .filter(|f| !f.trim().is_empty())
-        .map_or_else(|| EnvFilter::new("warn"), EnvFilter::new);
+        // The MCP client's own tasks log each failed connection attempt;
+        // the console reports a failing server once, itself.
+        .map_or_else(|| EnvFilter::new("warn,rmcp=off"), EnvFilter::new);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -127,6 +127,14 @@ impl McpDeclaration {
     /// [`Error::InvalidMcp`] when the client cannot be built (a bad
     /// header, say).
     pub fn client_with(&self, config: McpConfig) -> Result<McpClient> {
+        self.client_with_timeouts(config, self.timeouts())
+    }
+
+    /// The timeouts the declaration asks for: `execution_timeout` per
+    /// call, an HTTP server's `timeout` for startup and listing, the
+    /// defaults otherwise.
+    #[must_use]
+    pub fn timeouts(&self) -> Timeouts {
         let mut timeouts = Timeouts::default();
         if let Some(call) = seconds(self.execution_timeout) {
             timeouts.call = call;
@@ -137,6 +145,16 @@ impl McpDeclaration {
             timeouts.startup = wait;
             timeouts.list = wait;
         }
+        timeouts
+    }
+
+    /// As [`client_with`](Self::client_with), with `timeouts` instead of
+    /// the declaration's own (a caller with its own startup budget starts
+    /// from [`timeouts`](Self::timeouts) and changes what it needs).
+    ///
+    /// # Errors
+    /// As [`client_with`](Self::client_with).
+    pub fn client_with_timeouts(&self, config: McpConfig, timeouts: Timeouts) -> Result<McpClient> {
         let mut builder = McpClient::builder(self.name.clone(), config)
             .stateful(self.is_stateful)
             .timeouts(timeouts);
@@ -218,6 +236,34 @@ mod tests {
             }
         );
         http.validate().unwrap();
+    }
+
+    #[test]
+    fn the_timeouts_come_from_the_declaration() {
+        let http: McpDeclaration = serde_json::from_value(json!({
+            "name": "remote", "is_stateful": true, "execution_timeout": 7.5,
+            "mcp_config": {"type": "http_mcp", "url": "http://127.0.0.1:1/mcp", "timeout": 4.0}
+        }))
+        .unwrap();
+        let t = http.timeouts();
+        assert_eq!(t.call, Duration::from_millis(7500));
+        assert_eq!(
+            (t.startup, t.list),
+            (Duration::from_secs(4), Duration::from_secs(4))
+        );
+        let stdio: McpDeclaration = serde_json::from_value(json!({
+            "name": "fs", "is_stateful": true, "execution_timeout": -1.0,
+            "mcp_config": {"type": "stdio_mcp", "command": "node"}
+        }))
+        .unwrap();
+        assert_eq!(stdio.timeouts(), Timeouts::default());
+        let custom = Timeouts {
+            startup: Duration::from_secs(1),
+            ..Timeouts::default()
+        };
+        stdio
+            .client_with_timeouts(stdio.host_config(), custom)
+            .unwrap();
     }
 
     #[test]

@@ -3,6 +3,7 @@
 mod chat;
 mod config;
 mod keys;
+mod mcp;
 mod permission;
 mod serve;
 mod sessions;
@@ -34,6 +35,9 @@ enum Command {
     /// Where the configuration and data live.
     #[command(subcommand)]
     Config(config::ConfigCommand),
+    /// The MCP servers `oxiscope chat` starts (config file `[mcp_servers]`).
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// Sessions saved by `oxiscope chat --session`.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
@@ -50,6 +54,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Permission(command) => permission::run(command),
         Command::Chat(args) => chat::run(&args),
         Command::Config(command) => config::run(&command),
+        Command::Mcp(command) => mcp::run(&command),
         Command::Sessions(command) => sessions::run(&command),
         Command::Serve(args) => serve::run(&args),
         Command::Keys(command) => keys::run(&command),

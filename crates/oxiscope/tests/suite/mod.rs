@@ -1,6 +1,9 @@
 mod chat_cli;
 mod chat_connect;
 mod chat_env;
+mod chat_mcp;
+#[cfg(unix)]
+mod chat_mcp_pty;
 #[cfg(unix)]
 mod chat_pty;
 #[cfg(unix)]

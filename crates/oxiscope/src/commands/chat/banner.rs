@@ -43,6 +43,8 @@ mod tests {
             },
             permissions: PermissionContext::new(PermissionMode::AcceptEdits),
             render: RenderOptions::plain(),
+            mcp: Vec::new(),
+            skills: Vec::new(),
         };
         assert_eq!(
             banner(&settings, Path::new("/src/app"), true),

@@ -17,6 +17,7 @@ use rustyline::error::ReadlineError;
 use tokio::runtime::Runtime;
 
 use super::drive::{Ending, drive};
+use super::mcp_start::StatusSink;
 use super::session::Session;
 use oxiscope::render::ConsoleRenderer;
 
@@ -41,6 +42,9 @@ pub(crate) struct Console {
     /// Whether a reply ended with an error (with piped input, the exit
     /// code says so).
     pub(crate) failed: bool,
+    /// Where the MCP servers starting in the background report: their
+    /// lines are printed before each prompt and when a message is sent.
+    pub(crate) mcp_status: StatusSink,
 }
 
 impl std::fmt::Debug for Console {
@@ -54,12 +58,15 @@ impl Console {
     /// exits with 1 when a reply failed.
     pub(crate) fn run(mut self, rt: &Runtime) -> anyhow::Result<ExitCode> {
         let mut editor = DefaultEditor::new()?;
+        // From now on a server's status line waits for the next prompt.
+        self.mcp_status.hold();
         if let Some(path) = &self.history {
             // A missing or unreadable history is not worth stopping for.
             let _ = editor.load_history(path);
         }
         self.resume_parked(rt, &mut editor)?;
         loop {
+            self.mcp_status.flush();
             let line = match editor.readline(&format!("{USER}> ")) {
                 Ok(line) => line,
                 Err(ReadlineError::Interrupted) => {
@@ -83,10 +90,12 @@ impl Console {
                 }
                 let _ = editor.save_history(path);
             }
+            self.mcp_status.flush();
             self.renderer.clear();
             let input = Msg::user(USER, text)?;
             self.reply(rt, &mut editor, input.into())?;
         }
+        self.mcp_status.flush();
         if self.failed && !std::io::stdin().is_terminal() {
             return Ok(ExitCode::from(1));
         }

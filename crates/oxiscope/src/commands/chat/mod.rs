@@ -3,11 +3,14 @@
 mod banner;
 mod console;
 mod drive;
+pub(crate) mod mcp_config;
+pub(crate) mod mcp_start;
 mod oneshot;
 mod provider;
 pub(crate) mod session;
 pub(crate) mod settings;
 mod setup;
+mod skills;
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -17,6 +20,10 @@ use clap::Args;
 use oxiscope::render::{ConsoleRenderer, Verbosity};
 
 use self::session::{Session, SessionStore};
+pub(crate) use self::setup::working_dir;
+
+/// How long the console's first prompt waits for MCP servers to start.
+const PROMPT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Options of `oxiscope chat`. Each setting comes from the flag, else the
 /// environment, else the config file (`oxiscope config path`).
@@ -77,6 +84,15 @@ pub(crate) struct ChatArgs {
     /// every event as a JSON line.
     #[arg(long, value_enum, default_value_t, requires = "prompt")]
     pub(crate) output: oneshot::Output,
+    /// An MCP server for this run (repeatable): `NAME=COMMAND [ARGS...]`
+    /// (split like a shell would) or `NAME=https://...`; replaces the
+    /// config file's server of that name.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    pub(crate) mcp: Vec<String>,
+    /// A skill directory (with a SKILL.md), or a directory of them
+    /// (repeatable); added to the config file's `[skills] paths`.
+    #[arg(long = "skills", value_name = "DIR")]
+    pub(crate) skills: Vec<PathBuf>,
 }
 
 /// Runs `oxiscope chat`.
@@ -84,10 +100,12 @@ pub(crate) struct ChatArgs {
 pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init_console();
     let workdir = setup::working_dir(args.cwd.as_deref())?;
+    let config_dir = settings::config_dir()?;
     let config_path = settings::config_path()?;
     let file = settings::load_config(&config_path)?;
     let env = |k: &str| std::env::var(k).ok();
-    let mut settings = match settings::resolve(args, &env, &file, args.prompt.is_some())? {
+    let resolved = settings::resolve(args, &env, &file, &config_dir, args.prompt.is_some())?;
+    let mut settings = match resolved {
         Ok(settings) => settings,
         Err(reason) => {
             eprint!("{}", settings::how_to_configure(&reason, &config_path));
@@ -115,26 +133,38 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         Some(s) => s.store.load(&s.name)?,
         None => None,
     };
-    let agent = rt.block_on(setup::agent(
+    if args.prompt.is_none() {
+        // First, so the servers' status lines come after it.
+        println!("{}", banner::banner(&settings, &workdir, true));
+    }
+    let lines = status_lines(args.prompt.is_some(), settings.render.verbosity);
+    let (agent, mut servers) = rt.block_on(setup::agent(
         model,
         &settings,
         saved,
         &workdir,
         args.session.as_deref(),
+        lines,
     ))?;
 
     if let Some(prompt) = &args.prompt {
         if settings.render.verbosity >= Verbosity::Debug {
             eprintln!("{}", banner::banner(&settings, &workdir, false));
         }
+        // The one reply gets every server that starts in time.
+        rt.block_on(servers.wait());
         let run = oneshot::OneShot {
             output: args.output,
             render: &settings.render,
             session: session.as_ref(),
         };
-        return run.run(&rt, &agent, prompt);
+        let code = run.run(&rt, &agent, prompt);
+        rt.block_on(servers.close());
+        return code;
     }
-    println!("{}", banner::banner(&settings, &workdir, true));
+    // The servers that start quickly report before the first prompt; the
+    // prompt does not wait for the others.
+    rt.block_on(servers.settle(PROMPT_GRACE));
     let history: Option<PathBuf> = settings::data_dir().ok().map(|d| d.join("history.txt"));
     let console = console::Console {
         agent,
@@ -142,6 +172,25 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         session,
         history,
         failed: false,
+        mcp_status: servers.sink().clone(),
     };
-    console.run(&rt)
+    let code = console.run(&rt);
+    rt.block_on(servers.close());
+    code
+}
+
+/// Which MCP status lines are printed on stderr: a failure always; a
+/// connection in the console unless it is quiet, and with `-p` only at
+/// debug verbosity (so scripts see stderr only when something is wrong).
+fn status_lines(one_shot: bool, verbosity: Verbosity) -> mcp_start::StatusLines {
+    let all = if one_shot {
+        verbosity >= Verbosity::Debug
+    } else {
+        verbosity > Verbosity::Quiet
+    };
+    if all {
+        mcp_start::StatusLines::All
+    } else {
+        mcp_start::StatusLines::Failures
+    }
 }

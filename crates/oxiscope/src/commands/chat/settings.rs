@@ -1,6 +1,7 @@
 //! Where `oxiscope chat` gets its settings: flags, then the environment,
 //! then the config file in the user's config dir.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -9,14 +10,16 @@ use oxiscope_permission::{PermissionContext, PermissionMode, parse_rule};
 use serde::Deserialize;
 
 use super::ChatArgs;
+use super::mcp_config::{ServerSpec, resolve_servers};
 use super::provider::{ModelSettings, Provider};
+use super::skills::{SkillsSection, skill_dirs};
 use oxiscope::render::{RenderOptions, Verbosity};
 
 /// Lines of a tool result shown before the rest collapses.
 const DEFAULT_MAX_TOOL_LINES: usize = 20;
 
 /// The config file, `config.toml` in the config dir. Every key is optional.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConfigFile {
     pub(crate) provider: Option<String>,
@@ -29,6 +32,13 @@ pub(crate) struct ConfigFile {
     pub(crate) color: Option<bool>,
     #[serde(default)]
     pub(crate) permissions: RuleLists,
+    /// `[mcp_servers.NAME]` tables, checked one by one when resolved (so
+    /// an error names its server); see `mcp_config`.
+    #[serde(default)]
+    pub(crate) mcp_servers: BTreeMap<String, toml::Value>,
+    /// `[skills]`.
+    #[serde(default)]
+    pub(crate) skills: SkillsSection,
 }
 
 /// `[permissions]`: rules in the `Tool(content)` syntax.
@@ -83,6 +93,10 @@ pub(crate) struct Settings {
     pub(crate) model: ModelSettings,
     pub(crate) permissions: PermissionContext,
     pub(crate) render: RenderOptions,
+    /// The MCP servers of the config file and `--mcp`.
+    pub(crate) mcp: Vec<ServerSpec>,
+    /// The skill directories of the config file and `--skills`.
+    pub(crate) skills: Vec<PathBuf>,
 }
 
 /// Why no model can be reached.
@@ -91,14 +105,18 @@ pub(crate) struct NotConfigured(pub(crate) String);
 
 /// Merges flags, environment (`env`) and file: the first that says
 /// something wins. `Ok(Err(..))` when no model is configured. The mode,
-/// rules and display settings are checked first, so a bad value is
-/// reported even when no provider is configured.
+/// rules, display settings, MCP servers and skill paths are checked
+/// first, so a bad value is reported even when no provider is configured.
+/// Relative skill paths of the file are relative to `config_dir`.
 pub(crate) fn resolve(
     args: &ChatArgs,
     env: &dyn Fn(&str) -> Option<String>,
     file: &ConfigFile,
+    config_dir: &Path,
     one_shot: bool,
 ) -> anyhow::Result<Result<Settings, NotConfigured>> {
+    let mcp = resolve_servers(&file.mcp_servers, &args.mcp, env)?;
+    let skills = skill_dirs(&file.skills, &args.skills, config_dir, env)?;
     let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     let mode_text = first(args.mode.clone(), env("OXISCOPE_MODE"), file.mode.clone());
     let mode = match mode_text {
@@ -153,6 +171,8 @@ pub(crate) fn resolve(
         model,
         permissions,
         render,
+        mcp,
+        skills,
     }))
 }
 

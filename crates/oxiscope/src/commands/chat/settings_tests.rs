@@ -5,6 +5,11 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
+/// The config dir the tests pretend to read from.
+fn cfg() -> &'static Path {
+    Path::new("/cfg")
+}
+
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs
         .iter()
@@ -14,7 +19,9 @@ fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
 }
 
 fn settings(args: &ChatArgs, env: &[(&str, &str)], file: &ConfigFile) -> Settings {
-    resolve(args, &env_of(env), file, false).unwrap().unwrap()
+    resolve(args, &env_of(env), file, cfg(), false)
+        .unwrap()
+        .unwrap()
 }
 
 #[test]
@@ -73,6 +80,7 @@ fn nothing_configured_says_so() {
         &ChatArgs::default(),
         &env_of(&[]),
         &ConfigFile::default(),
+        cfg(),
         false,
     )
     .unwrap();
@@ -84,7 +92,7 @@ fn nothing_configured_says_so() {
         provider: Some("openai".into()),
         ..ChatArgs::default()
     };
-    let out = resolve(&keyless, &env_of(&[]), &ConfigFile::default(), false).unwrap();
+    let out = resolve(&keyless, &env_of(&[]), &ConfigFile::default(), cfg(), false).unwrap();
     assert!(out.unwrap_err().0.contains("OPENAI_API_KEY"));
 }
 
@@ -103,7 +111,9 @@ fn rules_from_file_and_flags_join_and_one_shot_defaults_to_dont_ask() {
         ..ChatArgs::default()
     };
     let env = [("OPENAI_API_KEY", "k")];
-    let out = resolve(&args, &env_of(&env), &file, true).unwrap().unwrap();
+    let out = resolve(&args, &env_of(&env), &file, cfg(), true)
+        .unwrap()
+        .unwrap();
     assert_eq!(out.permissions.mode, PermissionMode::DontAsk);
     let allowed: Vec<String> = out
         .permissions
@@ -119,7 +129,7 @@ fn rules_from_file_and_flags_join_and_one_shot_defaults_to_dont_ask() {
         mode: Some("accept-edits".into()),
         ..ChatArgs::default()
     };
-    let out = resolve(&explicit, &env_of(&env), &file, true)
+    let out = resolve(&explicit, &env_of(&env), &file, cfg(), true)
         .unwrap()
         .unwrap();
     assert_eq!(out.permissions.mode, PermissionMode::AcceptEdits);
@@ -132,12 +142,12 @@ fn bad_values_are_errors_not_panics() {
         mode: Some("yolo".into()),
         ..ChatArgs::default()
     };
-    assert!(resolve(&bad_mode, &env, &ConfigFile::default(), false).is_err());
+    assert!(resolve(&bad_mode, &env, &ConfigFile::default(), cfg(), false).is_err());
     let bad_rule = ChatArgs {
         allow: vec!["Bash(".into()],
         ..ChatArgs::default()
     };
-    assert!(resolve(&bad_rule, &env, &ConfigFile::default(), false).is_err());
+    assert!(resolve(&bad_rule, &env, &ConfigFile::default(), cfg(), false).is_err());
     assert!(toml::from_str::<ConfigFile>("colour = true").is_err());
 }
 
@@ -147,6 +157,67 @@ fn a_bad_mode_is_reported_before_a_missing_provider() {
         mode: Some("yolo".into()),
         ..ChatArgs::default()
     };
-    let error = resolve(&bad_mode, &env_of(&[]), &ConfigFile::default(), false).unwrap_err();
+    let error = resolve(
+        &bad_mode,
+        &env_of(&[]),
+        &ConfigFile::default(),
+        cfg(),
+        false,
+    )
+    .unwrap_err();
     assert!(error.to_string().contains("yolo"), "{error}");
+}
+
+#[test]
+fn mcp_servers_and_skills_come_from_the_file_and_the_flags() {
+    let file: ConfigFile = toml::from_str(
+        r#"
+        [mcp_servers.fs]
+        command = "npx"
+        args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+        timeout = 30
+
+        [mcp_servers.remote]
+        url = "https://host/mcp"
+        headers = { Authorization = "Bearer ${MY_TOKEN}" }
+
+        [skills]
+        paths = ["team-skills"]
+        "#,
+    )
+    .unwrap();
+    let args = ChatArgs {
+        mcp: vec!["fs=node server.js".into()],
+        skills: vec!["/abs/skills".into()],
+        ..ChatArgs::default()
+    };
+    let env = [("OPENAI_API_KEY", "k"), ("MY_TOKEN", "t0k")];
+    let s = settings(&args, &env, &file);
+    let names: Vec<(&str, &str)> = s.mcp.iter().map(|m| (m.name(), m.transport())).collect();
+    assert_eq!(names, [("fs", "stdio"), ("remote", "http")]);
+    // The flag replaced the file's `fs`, timeout and all.
+    assert_eq!(s.mcp[0].decl.execution_timeout, None);
+    assert_eq!(
+        s.skills,
+        [
+            PathBuf::from("/cfg/team-skills"),
+            PathBuf::from("/abs/skills")
+        ]
+    );
+}
+
+#[test]
+fn an_mcp_error_is_reported_before_a_missing_provider_and_names_the_server() {
+    let file: ConfigFile = toml::from_str(
+        "[mcp_servers.remote]\nurl = \"https://h/mcp\"\nheaders = { A = \"${UNSET_VAR}\" }\n",
+    )
+    .unwrap();
+    let error = resolve(&ChatArgs::default(), &env_of(&[]), &file, cfg(), false).unwrap_err();
+    let text = format!("{error:#}");
+    assert!(
+        text.contains("remote") && text.contains("UNSET_VAR"),
+        "{text}"
+    );
+    // Unknown keys in `[skills]` are refused when the file is read.
+    assert!(toml::from_str::<ConfigFile>("[skills]\npath = [\"x\"]\n").is_err());
 }

@@ -1,7 +1,7 @@
 //! Building the agent `oxiscope chat` talks to: a local workspace on the
 //! working directory (the built-in tools, MCP servers and skills declared
-//! in its state under the data directory), the permission rules, a saved
-//! state.
+//! in its state under the data directory), the skills and MCP servers of
+//! the config file and flags, the permission rules, a saved state.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,9 +9,12 @@ use std::sync::Arc;
 use oxiscope_agent::{Agent, AgentState};
 use oxiscope_model::DynChatModel;
 use oxiscope_permission::PermissionContext;
+use oxiscope_tool::Toolkit;
 use oxiscope_workspace::{LocalWorkspace, Workspace};
 
+use super::mcp_start::{Servers, StatusLines};
 use super::settings::Settings;
+use super::skills::load_skills;
 
 /// The agent's name in the console.
 pub(crate) const AGENT_NAME: &str = "Oxiscope";
@@ -45,14 +48,21 @@ pub(crate) fn working_dir(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// The agent, starting from `saved` when a session is resumed (whose name
-/// keys its MCP connections).
+/// keys its MCP connections), and the configured MCP servers, starting in
+/// the background (their tools join the agent's as each one connects;
+/// `lines` says which status lines they print).
+///
+/// The toolkit is assembled as `oxiscope_workspace::equip` does it, then
+/// gains the configured skills and servers, for which `equip` has no
+/// place.
 pub(crate) async fn agent(
     model: Arc<dyn DynChatModel>,
     settings: &Settings,
     saved: Option<AgentState>,
     workdir: &Path,
     session: Option<&str>,
-) -> anyhow::Result<Agent> {
+    lines: StatusLines,
+) -> anyhow::Result<(Agent, Servers)> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(Into::into);
@@ -67,25 +77,47 @@ pub(crate) async fn agent(
         .home(home)
         .build()?;
     workspace.initialize().await?;
+    let workspace: Arc<dyn Workspace> = Arc::new(workspace);
     let mut state = saved.unwrap_or_default();
     state.permission_context = merge_permissions(state.permission_context, &settings.permissions);
     let session_key = session
         .filter(|s| oxiscope_workspace::validate_id("session", s).is_ok())
         .unwrap_or("default");
-    let builder = Agent::builder(AGENT_NAME, model).state(state);
-    let (builder, mcp) = oxiscope_workspace::equip(
-        builder,
-        Arc::new(workspace),
-        AGENT_ID,
-        session_key,
-        &system_prompt(),
-        None,
-    )
-    .await?;
+    let (mut toolkit, mcp) =
+        oxiscope_workspace::assemble_toolkit(&*workspace, AGENT_ID, session_key).await?;
     for (server, error) in &mcp.failed {
         eprintln!("warning: MCP server {server} is unavailable: {error}");
     }
-    Ok(builder.build()?)
+    add_skills(&mut toolkit, settings.skills.clone()).await?;
+    let servers = Servers::start(&settings.mcp, workdir, &mut toolkit, lines)?;
+    let prompt = format!("{}\n\n{}", system_prompt(), workspace.instructions());
+    let agent = Agent::builder(AGENT_NAME, model)
+        .state(state)
+        .system_prompt(prompt)
+        .toolkit(Arc::new(toolkit))
+        .workdir(workspace.workdir())
+        .backend(workspace.backend())
+        .offloader(workspace)
+        .build()?;
+    Ok((agent, servers))
+}
+
+/// Adds the skills of `dirs` the toolkit does not have yet (the
+/// workspace's come first), warning once about each one skipped.
+async fn add_skills(toolkit: &mut Toolkit, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
+    if dirs.is_empty() {
+        return Ok(());
+    }
+    let taken: Vec<String> = toolkit.skills().iter().map(|s| s.name.clone()).collect();
+    let (skills, warnings) =
+        tokio::task::spawn_blocking(move || load_skills(&dirs, &taken)).await?;
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    if !skills.is_empty() {
+        toolkit.add_skills(skills)?;
+    }
+    Ok(())
 }
 
 /// The saved context keeps its rules (accepted ones included) and gains
