@@ -84,14 +84,7 @@ pub(crate) async fn build_agent(
         .unwrap_or_default();
     // Tools, MCP servers, skills and offloading come from the session's
     // workspace (a sandbox unless the operator chose otherwise).
-    let workspace = state
-        .workspaces()
-        .get(
-            &session.user_id,
-            &session.agent_id,
-            &session.id,
-            Some(&session.workspace_id),
-        )
+    let workspace = super::sessions::workspace_of(state, session)
         .await
         .map_err(workspace_error)?;
     let mut builder = Agent::builder(name, Arc::clone(&model))

@@ -296,14 +296,7 @@ async fn session_workspace(
     query: &WorkspaceQuery,
 ) -> ApiResult<std::sync::Arc<dyn oxiscope_workspace::Workspace>> {
     let session = super::load_session(state, user, &query.session_id, &query.agent_id).await?;
-    state
-        .workspaces()
-        .get(
-            user,
-            &session.agent_id,
-            &session.id,
-            Some(&session.workspace_id),
-        )
+    super::sessions::workspace_of(state, &session)
         .await
         .map_err(|e| ApiError::Internal(format!("the workspace: {e}")))
 }

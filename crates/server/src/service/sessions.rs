@@ -23,6 +23,25 @@ pub(crate) async fn load_session(
         .ok_or_else(|| ApiError::NotFound(format!("Session {id} not found")))
 }
 
+/// The session's workspace (made and initialised on first use).
+///
+/// # Errors
+/// The workspace cannot be made (an invalid id, no sandbox).
+pub(crate) async fn workspace_of(
+    state: &AppState,
+    session: &SessionRecord,
+) -> oxiscope_workspace::Result<std::sync::Arc<dyn oxiscope_workspace::Workspace>> {
+    state
+        .workspaces()
+        .get(
+            &session.user_id,
+            &session.agent_id,
+            &session.id,
+            Some(&session.workspace_id),
+        )
+        .await
+}
+
 /// The session's agent state.
 pub(crate) fn agent_state(session: &SessionRecord) -> ApiResult<AgentState> {
     serde_json::from_value(session.state.clone())

@@ -133,15 +133,7 @@ pub(crate) async fn open_session(
     session_id: &str,
 ) -> WsResult<SessionWorkspace> {
     let session = load_session(state, user, session_id, agent_id).await?;
-    let workspace = state
-        .workspaces()
-        .get(
-            &session.user_id,
-            &session.agent_id,
-            &session.id,
-            Some(&session.workspace_id),
-        )
-        .await?;
+    let workspace = super::sessions::workspace_of(state, &session).await?;
     let host = state
         .workspaces()
         .dir(&session.user_id, &session.workspace_id)?;

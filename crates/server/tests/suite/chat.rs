@@ -44,16 +44,7 @@ async fn a_chat_streams_events_and_stores_messages() {
     assert!(sse.raw.iter().any(|r| r.contains("Héllo ✓")));
 
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
-    let (code, page) = h
-        .get(
-            &format!(
-                "/sessions/{}/messages?agent_id={}",
-                s.session_id, s.agent_id
-            ),
-            "u",
-        )
-        .await;
-    assert_eq!(code, 200);
+    let page = h.messages("u", &s).await;
     assert_eq!(page["is_running"], false);
     assert_eq!(page["has_more"], false);
     let msgs = page["messages"].as_array().unwrap();
@@ -117,15 +108,7 @@ async fn a_late_subscriber_gets_the_replay_and_one_connection_carries_later_runs
     assert_eq!(renamed[0]["name"], "session_updated");
 
     // A subscriber behind the cursor of the messages page gets nothing old.
-    let (_, page) = h
-        .get(
-            &format!(
-                "/sessions/{}/messages?agent_id={}",
-                s.session_id, s.agent_id
-            ),
-            "u",
-        )
-        .await;
+    let page = h.messages("u", &s).await;
     let cursor = page["event_cursor"].as_str().unwrap().to_owned();
     let mut behind = h.subscribe("u", &s, Some(&cursor)).await;
 
@@ -199,15 +182,7 @@ async fn a_second_chat_while_running_is_a_conflict_and_interrupt_stops_the_strea
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
 
     // The interrupted reply is stored, and the next chat works.
-    let (_, page) = h
-        .get(
-            &format!(
-                "/sessions/{}/messages?agent_id={}",
-                s.session_id, s.agent_id
-            ),
-            "u",
-        )
-        .await;
+    let page = h.messages("u", &s).await;
     let msgs = page["messages"].as_array().unwrap();
     assert_eq!(msgs.last().unwrap()["finished_reason"], "interrupted");
     h.fake.push(text_answer("ok"));

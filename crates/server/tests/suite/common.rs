@@ -263,6 +263,17 @@ impl Harness {
         .await
     }
 
+    /// The session's first page of messages (200 asserted).
+    pub(crate) async fn messages(&self, user: &str, s: &Setup) -> Value {
+        let path = format!(
+            "/sessions/{}/messages?agent_id={}",
+            s.session_id, s.agent_id
+        );
+        let (code, page) = self.get(&path, user).await;
+        assert_eq!(code, 200, "{page}");
+        page
+    }
+
     pub(crate) async fn status(&self, user: &str, s: &Setup) -> String {
         let (code, body) = self
             .get(

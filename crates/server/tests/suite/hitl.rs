@@ -76,15 +76,7 @@ async fn a_confirmation_resumes_the_parked_reply_through_chat() {
         "written by the agent"
     );
     // The stored reply was replaced in place, not duplicated.
-    let (_, page) = h
-        .get(
-            &format!(
-                "/sessions/{}/messages?agent_id={}",
-                s.session_id, s.agent_id
-            ),
-            "u",
-        )
-        .await;
+    let page = h.messages("u", &s).await;
     let msgs = page["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 2, "{page}");
     assert_eq!(msgs[1]["id"], reply_id);

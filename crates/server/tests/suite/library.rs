@@ -383,15 +383,7 @@ async fn chat_calling(h: &Harness, s: &Setup, tool: &str, args: Value) -> Value 
         sse.until("REPLY_END").await;
     }
     h.wait_not_running("u", s).await;
-    let (_, page) = h
-        .get(
-            &format!(
-                "/sessions/{}/messages?agent_id={}",
-                s.session_id, s.agent_id
-            ),
-            "u",
-        )
-        .await;
+    let page = h.messages("u", &s).await;
     page
 }
 

@@ -146,15 +146,7 @@ async fn a_tenant_that_confirms_everything_reaches_nothing_of_the_server() {
 
     // Everything the tenant could see: the events, the stored messages,
     // what was sent to its model.
-    let (_, page) = h
-        .get(
-            &format!(
-                "/sessions/{}/messages?agent_id={}",
-                s.session_id, s.agent_id
-            ),
-            "alice",
-        )
-        .await;
+    let page = h.messages("alice", &s).await;
     let mut seen = sse.raw.join("\n");
     seen.push_str(&page.to_string());
     for request in h.fake.requests() {

@@ -15,20 +15,6 @@ use super::common::{Harness, Setup, text_answer, types};
 
 const QUIET: Duration = Duration::from_millis(300);
 
-async fn history(h: &Harness, s: &Setup) -> Value {
-    let (code, page) = h
-        .get(
-            &format!(
-                "/sessions/{}/messages?agent_id={}",
-                s.session_id, s.agent_id
-            ),
-            "u",
-        )
-        .await;
-    assert_eq!(code, 200, "{page}");
-    page
-}
-
 async fn session_name(h: &Harness, s: &Setup) -> String {
     let (code, list) = h
         .get(&format!("/sessions/?agent_id={}", s.agent_id), "u")
@@ -81,7 +67,7 @@ async fn the_web_ui_journey_sees_every_message_and_event_once_and_in_order() {
     );
 
     // Open the chat: empty history, then the stream without a cursor.
-    let page = history(&h, &s).await;
+    let page = h.messages("u", &s).await;
     assert_eq!(roles(&page), Vec::<&str>::new());
     let mut sse = h.subscribe("u", &s, None).await;
 
@@ -102,7 +88,7 @@ async fn the_web_ui_journey_sees_every_message_and_event_once_and_in_order() {
     // Reload: the history oldest first, and a new stream without a cursor
     // gets no event of the stored reply but its end (and the rename).
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
-    let page = history(&h, &s).await;
+    let page = h.messages("u", &s).await;
     assert_eq!(roles(&page), ["user", "assistant"]);
     let mut reloaded = h.subscribe("u", &s, None).await;
     let replay = reloaded.drain(QUIET).await;
@@ -158,7 +144,7 @@ async fn the_web_ui_journey_sees_every_message_and_event_once_and_in_order() {
     // Final reload: four messages, oldest first; the parked reply was
     // completed in place.
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
-    let page = history(&h, &s).await;
+    let page = h.messages("u", &s).await;
     assert_eq!(roles(&page), ["user", "assistant", "user", "assistant"]);
     assert_eq!(page["messages"][3]["id"], reply_id.as_str());
     assert_eq!(page["messages"][3]["finished_reason"], "completed");
