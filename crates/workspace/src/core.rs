@@ -35,6 +35,9 @@ const MAX_SKILLS: usize = 64;
 const MAX_SKILL_BYTES: usize = 4 * 1024 * 1024;
 /// The most bytes one copy of a skill directory writes.
 const MAX_COPY_BYTES: u64 = 64 * 1024 * 1024;
+/// The most MCP servers one session declares (each is a process or a
+/// connection, started on every listing and every run).
+const MAX_MCP_SERVERS: usize = 32;
 
 /// Turns a declaration into how its server is started (the sandbox runs
 /// stdio servers inside itself).
@@ -241,6 +244,14 @@ impl Core {
         let mut decls = self.declarations(agent_id, session_id).await?;
         if decls.iter().any(|d| d.name == decl.name) {
             return Err(Error::DuplicateMcp { name: decl.name });
+        }
+        if decls.len() >= MAX_MCP_SERVERS {
+            return Err(Error::InvalidMcp {
+                name: decl.name,
+                reason: format!(
+                    "a session declares at most {MAX_MCP_SERVERS} MCP servers; remove one first"
+                ),
+            });
         }
         decls.push(decl);
         self.store(agent_id, session_id, &decls).await?;

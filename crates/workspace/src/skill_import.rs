@@ -173,7 +173,9 @@ impl SkillStage {
     /// # Errors
     /// The directory cannot be created or opened, or is not empty.
     pub fn new(staging: &Path, limits: SkillLimits) -> Result<Self> {
-        let base = ConfinedDir::open(staging, staging)
+        // Messages name paths inside the skill only: the staging
+        // directory is the server's and its path is nobody else's business.
+        let base = ConfinedDir::open(staging, "")
             .map_err(|e| Error::io("opening the skill staging directory", e))?;
         let listed = base
             .list(Path::new(""))
@@ -186,8 +188,7 @@ impl SkillStage {
         }
         base.create_dir_all(Path::new(EXTRACT_DIR))
             .map_err(|e| Error::io("creating the skill staging directory", e))?;
-        let dir = base
-            .subdir(Path::new(EXTRACT_DIR))
+        let dir = ConfinedDir::open(&staging.join(EXTRACT_DIR), "")
             .map_err(|e| Error::io("opening the skill staging directory", e))?;
         Ok(Self {
             root: staging.to_path_buf(),

@@ -231,7 +231,7 @@ impl Hubs {
                 (bytes.to_vec(), None)
             }
         };
-        Catalogue::parse(&bytes, root).map_err(|reason| match source {
+        let mut catalogue = Catalogue::parse(&bytes, root).map_err(|reason| match source {
             // A hub that answers garbage has failed like one that errs.
             HubSource::Remote(url) => HubError::Upstream {
                 location: url.clone(),
@@ -242,7 +242,11 @@ impl Hubs {
                 location: source.to_string(),
                 reason,
             },
-        })
+        })?;
+        if let HubSource::Remote(url) = source {
+            catalogue.source_url = Some(url.clone());
+        }
+        Ok(catalogue)
     }
 
     /// The hubs of `kind`, in configuration order.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::hub::{self, Failure, HubError, HubKind, render_mcp, validate_name};
+use super::workspace::install_turn;
 use crate::api::{
     AddFromLibraryResponse, InstallMcpRequest, McpCard, McpView, SkillCard, SkillRecordView,
     SkillView, UpdateMcpRequest, WorkspaceQuery,
@@ -301,6 +302,45 @@ async fn session_workspace(
         .map_err(|e| ApiError::Internal(format!("the workspace: {e}")))
 }
 
+/// The most ids one `from-library` request takes (each is a lookup, and a
+/// skill's a hub download and a staging).
+const MAX_IDS: usize = 64;
+
+/// `ids` without repeats, in their order; 422 at `body.<field>` when
+/// there are more than [`MAX_IDS`].
+fn distinct_ids(ids: Vec<String>, field: &str) -> ApiResult<Vec<String>> {
+    if ids.len() > MAX_IDS {
+        return Err(ApiError::invalid(
+            &["body", field],
+            format!("At most {MAX_IDS} ids per request, got {}", ids.len()),
+            "too_long",
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    Ok(ids
+        .into_iter()
+        .filter(|id| seen.insert(id.clone()))
+        .collect())
+}
+
+/// Why the workspace refused a library item, for the `failed` map: its
+/// own refusals as they are, anything else (an I/O failure naming the
+/// server's paths) logged and told in general terms.
+fn workspace_reason(e: &oxiscope_workspace::Error) -> String {
+    use oxiscope_workspace::Error as E;
+    match e {
+        E::InvalidId { .. }
+        | E::InvalidMcp { .. }
+        | E::InvalidSkill { .. }
+        | E::DuplicateMcp { .. }
+        | E::DuplicateSkill { .. } => e.to_string(),
+        other => {
+            tracing::error!("the workspace refused a library item: {other}");
+            "the workspace could not take it".to_owned()
+        }
+    }
+}
+
 /// Declares the caller's library MCPs `ids` in the session's workspace;
 /// each one that is not the caller's, is off, or clashes is reported.
 ///
@@ -312,6 +352,7 @@ pub(crate) async fn add_mcps(
     query: &WorkspaceQuery,
     ids: Vec<String>,
 ) -> Result<AddFromLibraryResponse, Failure> {
+    let ids = distinct_ids(ids, "mcp_ids")?;
     let workspace = session_workspace(state, user, query).await?;
     let mut out = AddFromLibraryResponse::default();
     for id in ids {
@@ -350,7 +391,7 @@ pub(crate) async fn add_mcps(
         {
             Ok(()) => out.added.push(record.name),
             Err(e) => {
-                out.failed.insert(id, e.to_string());
+                out.failed.insert(id, workspace_reason(&e));
             }
         }
     }
@@ -368,6 +409,7 @@ pub(crate) async fn add_skills(
     query: &WorkspaceQuery,
     ids: Vec<String>,
 ) -> Result<AddFromLibraryResponse, Failure> {
+    let ids = distinct_ids(ids, "skill_ids")?;
     let workspace = session_workspace(state, user, query).await?;
     let staging = state.data_dir().join("staging");
     let mut out = AddFromLibraryResponse::default();
@@ -383,7 +425,7 @@ pub(crate) async fn add_skills(
                 continue;
             }
         };
-        match add_skill(state, &*workspace, &record, &query.agent_id, &staging).await {
+        match add_skill(state, user, &*workspace, &record, &query.agent_id, &staging).await {
             Ok(name) => out.added.push(name),
             Err(reason) => {
                 out.failed.insert(id, reason);
@@ -396,6 +438,7 @@ pub(crate) async fn add_skills(
 /// One library skill into the workspace; the reason when it cannot be.
 async fn add_skill(
     state: &AppState,
+    user: &str,
     workspace: &dyn oxiscope_workspace::Workspace,
     record: &SkillLibraryRecord,
     agent_id: &str,
@@ -412,18 +455,26 @@ async fn add_skill(
     let entry = catalogue
         .skill(card_id)
         .ok_or_else(|| format!("the hub {hub_id} no longer offers the card {card_id}"))?;
+    // One staging at a time per user, within the server's slots.
+    let _turn = install_turn(user)
+        .await
+        .map_err(|_| "the server cannot stage a skill now; try again".to_owned())?;
     let staged = hub::stage_skill(hubs, &catalogue, entry, staging)
         .await
         .map_err(|e| hub_reason(&e))?;
     workspace
         .add_skill(staged.dir.clone(), agent_id)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| workspace_reason(&e))
 }
 
 fn reason(failure: &Failure) -> String {
     match failure {
         Failure::Api(ApiError::NotFound(_)) => "its hub is no longer configured".to_owned(),
+        Failure::Api(ApiError::Internal(detail)) => {
+            tracing::error!(%detail, "a skill hub failed");
+            "its hub cannot be read now".to_owned()
+        }
         Failure::Api(e) => e.to_string(),
         Failure::Hub(e) => hub_reason(e),
     }

@@ -24,7 +24,9 @@ use serde_json::json;
 
 pub(crate) use files::{FileDownload, list_directory, open_file, workspace_status};
 pub(crate) use mcp::{add_mcp, list_mcps, remove_mcp};
-pub(crate) use skills::{UPLOAD_BODY_LIMIT, add_skill_from_path, list_skills, upload_skill};
+pub(crate) use skills::{
+    UPLOAD_BODY_LIMIT, add_skill_from_path, install_turn, list_skills, upload_skill,
+};
 pub(crate) use token::{DownloadClaims, mint_download_token, open_download_token};
 
 use crate::error::ApiError;
@@ -41,6 +43,8 @@ pub(crate) enum WsError {
     Invalid(String),
     /// 413 `{"detail": "..."}`: over a size or count limit.
     TooLarge(String),
+    /// 408 `{"detail": "..."}`: the request's body came too slowly.
+    Timeout(String),
 }
 
 impl From<ApiError> for WsError {
@@ -85,6 +89,11 @@ impl IntoResponse for WsError {
                 .into_response(),
             Self::TooLarge(detail) => (
                 StatusCode::PAYLOAD_TOO_LARGE,
+                axum::Json(json!({ "detail": detail })),
+            )
+                .into_response(),
+            Self::Timeout(detail) => (
+                StatusCode::REQUEST_TIMEOUT,
                 axum::Json(json!({ "detail": detail })),
             )
                 .into_response(),

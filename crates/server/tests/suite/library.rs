@@ -383,8 +383,7 @@ async fn chat_calling(h: &Harness, s: &Setup, tool: &str, args: Value) -> Value 
         sse.until("REPLY_END").await;
     }
     h.wait_not_running("u", s).await;
-    let page = h.messages("u", &s).await;
-    page
+    h.messages("u", s).await
 }
 
 #[tokio::test]

@@ -1,3 +1,4 @@
+mod attacks;
 mod bounded;
 mod chat;
 mod common;

@@ -86,6 +86,10 @@ pub(crate) struct Catalogue {
     /// The directory of a local catalogue, canonical: skill directories
     /// must stay inside it.
     pub(crate) root: Option<PathBuf>,
+    /// The URL a remote catalogue was downloaded from: its archives are
+    /// fetched from that origin freely, from elsewhere at public addresses
+    /// only.
+    pub(crate) source_url: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -153,6 +157,7 @@ impl Catalogue {
             mcp,
             skills,
             root,
+            source_url: None,
         })
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use oxiscope_http::reqwest::Url;
-use oxiscope_http::{DownloadOptions, HttpClient, RetryPolicy};
+use oxiscope_http::{Destinations, DownloadOptions, HttpClient, RetryPolicy};
 
 use super::HubError;
 
@@ -54,11 +54,52 @@ pub(crate) async fn download(
     url: &str,
     max_bytes: u64,
 ) -> Result<Bytes, HubError> {
+    download_to(http, url, max_bytes, Destinations::Any).await
+}
+
+/// The scheme, host and port of `url`.
+fn origin(url: &str) -> Option<(String, String, Option<u16>)> {
+    let parsed = Url::parse(url).ok()?;
+    Some((
+        parsed.scheme().to_owned(),
+        parsed.host_str()?.to_ascii_lowercase(),
+        parsed.port_or_known_default(),
+    ))
+}
+
+/// Downloads a skill archive a catalogue lists: from anywhere when the
+/// operator named its place (a local catalogue, or the origin of the
+/// remote catalogue `listed_by`), else from public addresses only — a
+/// hub's card must not send the server into its private network.
+///
+/// # Errors
+/// As [`download`]; a private address is refused.
+pub(crate) async fn download_archive(
+    http: &HttpClient,
+    url: &str,
+    listed_by: Option<&str>,
+    max_bytes: u64,
+) -> Result<Bytes, HubError> {
+    let trusted = listed_by.is_none_or(|hub| origin(hub).is_some_and(|o| origin(url) == Some(o)));
+    let destinations = if trusted {
+        Destinations::Any
+    } else {
+        Destinations::PublicOnly
+    };
+    download_to(http, url, max_bytes, destinations).await
+}
+
+async fn download_to(
+    http: &HttpClient,
+    url: &str,
+    max_bytes: u64,
+    destinations: Destinations,
+) -> Result<Bytes, HubError> {
     check_url(url).map_err(|reason| HubError::Invalid {
         location: url.to_owned(),
         reason,
     })?;
-    let options = DownloadOptions::new(max_bytes, TIMEOUT);
+    let options = DownloadOptions::new(max_bytes, TIMEOUT).with_destinations(destinations);
     match http.download(url, &options).await {
         Ok(download) => Ok(download.bytes),
         Err(e) => Err(HubError::Upstream {

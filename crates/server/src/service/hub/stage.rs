@@ -58,7 +58,9 @@ pub(crate) async fn stage_skill(
     };
     let archive = match &entry.files {
         SkillFiles::Archive(url) => {
-            Some(fetch::download(hubs.http()?, url, MAX_ARCHIVE_BYTES).await?)
+            let http = hubs.http()?;
+            let listed_by = catalogue.source_url.as_deref();
+            Some(fetch::download_archive(http, url, listed_by, MAX_ARCHIVE_BYTES).await?)
         }
         SkillFiles::Dir(_) => None,
     };

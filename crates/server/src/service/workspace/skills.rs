@@ -6,8 +6,10 @@
 //! every limit checked as they stream; only that staged copy is handed to
 //! `Workspace::add_skill`, whose source is trusted.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
 
 use axum::extract::Multipart;
 use axum::extract::multipart::Field;
@@ -23,12 +25,54 @@ use crate::state::AppState;
 /// skill limits on disk); more installs wait their turn.
 static INSTALL_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 
-/// A turn to stage a skill.
-async fn install_slot() -> WsResult<tokio::sync::SemaphorePermit<'static>> {
-    INSTALL_SLOTS
+/// One lock per user with an install under way or waiting: a user stages
+/// one skill at a time, so one tenant's stalled uploads hold at most one
+/// of the [`INSTALL_SLOTS`] and never all of them.
+static USER_TURNS: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
+    LazyLock::new(Mutex::default);
+
+/// How long an upload's parts may take to arrive once it holds a slot.
+const UPLOAD_DEADLINE: Duration = Duration::from_secs(300);
+
+/// A user's turn to stage a skill: their own lock, then a slot.
+pub(crate) struct InstallTurn {
+    _slot: tokio::sync::SemaphorePermit<'static>,
+    user: String,
+    mine: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for InstallTurn {
+    fn drop(&mut self) {
+        let mut turns = USER_TURNS.lock().unwrap_or_else(PoisonError::into_inner);
+        // Held by the map and this guard only: nobody waits behind it.
+        if Arc::strong_count(tokio::sync::OwnedMutexGuard::mutex(&self.mine)) <= 2 {
+            turns.remove(&self.user);
+        }
+    }
+}
+
+/// Waits for `user`'s turn to stage a skill.
+///
+/// # Errors
+/// 500 if the slots were closed (they never are).
+pub(crate) async fn install_turn(user: &str) -> WsResult<InstallTurn> {
+    let lock = Arc::clone(
+        USER_TURNS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(user.to_owned())
+            .or_default(),
+    );
+    let mine = lock.lock_owned().await;
+    let slot = INSTALL_SLOTS
         .acquire()
         .await
-        .map_err(|e| WsError::Api(ApiError::Internal(format!("the install slots: {e}"))))
+        .map_err(|e| WsError::Api(ApiError::Internal(format!("the install slots: {e}"))))?;
+    Ok(InstallTurn {
+        _slot: slot,
+        user: user.to_owned(),
+        mine,
+    })
 }
 
 /// The largest manifest part.
@@ -121,7 +165,7 @@ pub(crate) async fn add_skill_from_path(
     skill_path: &str,
 ) -> WsResult<String> {
     let rel = tenant_path(ws.workspace.workdir(), skill_path)?;
-    let _slot = install_slot().await?;
+    let _turn = install_turn(&ws.session.user_id).await?;
     let staging = Staging::new(state)?;
     let files = ws.files.clone();
     let target = staging.dir.join("skill");
@@ -285,9 +329,36 @@ pub(crate) async fn upload_skill(
     let manifest = read_manifest(first).await?;
     check_manifest(&manifest, &limits)?;
 
-    let _slot = install_slot().await?;
+    let _turn = install_turn(&ws.session.user_id).await?;
     let staging = Staging::new(state)?;
     let mut stage = SkillStage::new(&staging.dir.join("skill"), limits)?;
+    let received = tokio::time::timeout(
+        UPLOAD_DEADLINE,
+        receive_parts(&mut stage, &mut multipart, &manifest),
+    )
+    .await;
+    match received {
+        Ok(result) => result?,
+        Err(_) => {
+            return Err(WsError::Timeout(format!(
+                "The upload's files did not arrive within {} s.",
+                UPLOAD_DEADLINE.as_secs()
+            )));
+        }
+    }
+    let staged = blocking(move || Ok(stage.finish()?)).await?;
+    let name = ws.workspace.add_skill(staged, &ws.session.agent_id).await?;
+    drop(staging);
+    Ok(name)
+}
+
+/// Streams the `files` parts, one per manifest entry in order, into the
+/// stage.
+async fn receive_parts(
+    stage: &mut SkillStage,
+    multipart: &mut Multipart,
+    manifest: &UploadManifest,
+) -> WsResult<()> {
     let mut sent = 0;
     while let Some(field) = multipart
         .next_field()
@@ -306,7 +377,7 @@ pub(crate) async fn upload_skill(
                 manifest.entries.len()
             )));
         };
-        stream_part(&mut stage, field, &entry.path, entry.size).await?;
+        stream_part(stage, field, &entry.path, entry.size).await?;
         sent += 1;
     }
     if sent != manifest.entries.len() {
@@ -315,10 +386,7 @@ pub(crate) async fn upload_skill(
             manifest.entries.len()
         )));
     }
-    let staged = blocking(move || Ok(stage.finish()?)).await?;
-    let name = ws.workspace.add_skill(staged, &ws.session.agent_id).await?;
-    drop(staging);
-    Ok(name)
+    Ok(())
 }
 
 #[cfg(test)]
