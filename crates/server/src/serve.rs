@@ -23,6 +23,7 @@ pub async fn serve(
     state: AppState,
     signal: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    clear_staging(state.data_dir());
     let router = app(state.clone());
     let stopping = state.clone();
     // Idle workspaces are closed (their MCP servers stopped) once a minute.
@@ -37,4 +38,35 @@ pub async fn serve(
         .await?;
     sweeper.abort();
     Ok(())
+}
+
+/// Removes what skill installs left in `<data_dir>/staging` when an
+/// earlier process died mid-install (each install removes its own when it
+/// ends). Best effort: a failure is logged.
+fn clear_staging(data_dir: &std::path::Path) {
+    let staging = data_dir.join("staging");
+    match std::fs::remove_dir_all(&staging) {
+        Ok(()) => tracing::info!(dir = %staging.display(), "removed stale skill staging"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            tracing::warn!(dir = %staging.display(), "cannot remove stale skill staging: {e}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_staging_is_removed_and_a_missing_one_is_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        let left = dir.path().join("staging/abc/skill");
+        std::fs::create_dir_all(&left).unwrap();
+        std::fs::write(left.join("SKILL.md"), "x").unwrap();
+        clear_staging(dir.path());
+        assert!(!dir.path().join("staging").exists());
+        clear_staging(dir.path());
+        assert!(dir.path().exists());
+    }
 }

@@ -326,18 +326,39 @@ impl ConfinedDir {
     /// # Errors
     /// `rel` is not a directory, or outside.
     pub fn list(&self, rel: &Path) -> io::Result<Vec<(String, EntryKind)>> {
+        self.list_at_most(rel, usize::MAX)
+            .map(|(entries, _)| entries)
+    }
+
+    /// As [`list`](Self::list), reading at most `max` entries (which ones,
+    /// when there are more, is the directory's order); the flag says
+    /// whether more were left unread. A directory of millions of entries
+    /// costs no more than `max` of them.
+    ///
+    /// # Errors
+    /// As [`list`](Self::list).
+    pub fn list_at_most(
+        &self,
+        rel: &Path,
+        max: usize,
+    ) -> io::Result<(Vec<(String, EntryKind)>, bool)> {
         let fd = match self.at(rel, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()) {
             Ok(fd) => fd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
             Err(e) => return Err(e),
         };
         let mut out = Vec::new();
+        let mut more = false;
         let dir = Dir::read_from(&fd).map_err(|e| self.fail(rel, e))?;
         for entry in dir {
             let entry = entry.map_err(|e| self.fail(rel, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if name == "." || name == ".." {
                 continue;
+            }
+            if out.len() == max {
+                more = true;
+                break;
             }
             let kind = match entry.file_type() {
                 FileType::Unknown => {
@@ -350,7 +371,7 @@ impl ConfinedDir {
             out.push((name, kind));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+        Ok((out, more))
     }
 
     /// A handle of directory `rel` as a new confined directory (messages

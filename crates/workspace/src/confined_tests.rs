@@ -136,3 +136,17 @@ fn list_reports_kinds_without_following_links() {
     );
     assert!(dir.list(Path::new("nope")).unwrap().is_empty());
 }
+
+#[test]
+fn a_bounded_listing_reads_no_more_than_asked_and_says_so() {
+    let (_tmp, root, dir) = setup();
+    for n in 0..5 {
+        std::fs::write(root.join(format!("f{n}")), b"x").unwrap();
+    }
+    let (some, more) = dir.list_at_most(Path::new(""), 3).unwrap();
+    assert_eq!(some.len(), 3);
+    assert!(more);
+    let (all, more) = dir.list_at_most(Path::new(""), 5).unwrap();
+    assert_eq!(all.len(), 5);
+    assert!(!more);
+}

@@ -142,6 +142,21 @@ fn clash(e: oxiscope_storage::Error) -> Failure {
     }
 }
 
+/// Entries of each kind one user's library may hold: every install adds a
+/// row (a skill's up to 256 KiB of markdown), so a tenant cannot grow the
+/// database without end.
+pub(crate) const MAX_LIBRARY_ENTRIES: usize = 256;
+
+/// 409 when a library already holding `held` entries of `kind` is full.
+fn room_for_one(held: usize, kind: &str) -> ApiResult<()> {
+    if held >= MAX_LIBRARY_ENTRIES {
+        return Err(ApiError::Conflict(format!(
+            "Your {kind} library is full ({MAX_LIBRARY_ENTRIES} entries); remove one first."
+        )));
+    }
+    Ok(())
+}
+
 /// Renders card `card_id` of MCP hub `hub_id` with the caller's values and
 /// adds it to their library.
 ///
@@ -158,6 +173,8 @@ pub(crate) async fn install_mcp(
     let card = hub::mcp_card(state.hubs(), hub_id, card_id).await?;
     let name = body.name.unwrap_or_else(|| card.name.clone());
     validate_name(&name, &["body", "name"])?;
+    let held = state.storage().list_library_mcps(user).await?.len();
+    room_for_one(held, "MCP")?;
     let (declaration, values) = render_mcp(&card, &name, body.values)?;
     let sealed = seal(
         state,
@@ -270,6 +287,8 @@ pub(crate) async fn install_skill(
     let (card, entry, _) = hub::skill_card(state.hubs(), hub_id, card_id).await?;
     let name = name.unwrap_or_else(|| card.name.clone());
     validate_name(&name, &["query", "name"])?;
+    let held = state.storage().list_library_skills(user).await?.len();
+    room_for_one(held, "skill")?;
     let stamp = now();
     let record = SkillLibraryRecord {
         id: new_id(),

@@ -792,3 +792,24 @@ async fn bad_hub_configurations_are_refused_at_startup() {
     // A good configuration loads.
     state_with(&data, hubs).await.load_hubs().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_users_library_holds_a_bounded_number_of_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let hubs = local_hubs(dir.path(), Path::new("/nowhere/index.js"));
+    let h = Harness::start_with_hubs(hubs, Duration::from_secs(300)).await;
+    let install = |user: &'static str, n: usize| {
+        let path = format!("/hub/skill/local-skills/cards/greeter/install?name=g{n}");
+        let h = &h;
+        async move { h.post(&path, user, json!({})).await }
+    };
+    for n in 0..256 {
+        let (code, body) = install("u", n).await;
+        assert_eq!(code, 201, "{n}: {body}");
+    }
+    let (code, body) = install("u", 256).await;
+    assert_eq!(code, 409, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("full"), "{body}");
+    // Another user's library is their own.
+    assert_eq!(install("v", 0).await.0, 201);
+}

@@ -43,16 +43,14 @@ pub(crate) async fn list_directory(ws: &SessionWorkspace, raw: &str) -> WsResult
                 files.display(&rel).display()
             )));
         }
-        let listed = files.list(&rel).map_err(|e| io_error(&e))?;
-        if listed.len() > MAX_ENTRIES {
-            tracing::warn!(
-                entries = listed.len(),
-                "a workspace directory listing is cut at {MAX_ENTRIES} entries"
-            );
+        let (listed, more) = files
+            .list_at_most(&rel, MAX_ENTRIES)
+            .map_err(|e| io_error(&e))?;
+        if more {
+            tracing::warn!("a workspace directory listing is cut at {MAX_ENTRIES} entries");
         }
         Ok(listed
             .into_iter()
-            .take(MAX_ENTRIES)
             .map(|(name, kind)| entry(&files, &rel, name, kind))
             .collect())
     })
