@@ -73,9 +73,11 @@ impl ModelConfig {
 /// The chat model `config` describes, called with `credential`.
 ///
 /// The wire family follows `config.model_class`, or the credential's type
-/// when the class is empty: `anthropic_chat` is Anthropic Messages,
-/// `ollama_chat` Ollama's `/api/chat`, and `openai_chat`, `deepseek_chat`,
-/// `moonshot_chat`, `xai_chat`, `volcengine_chat` and `dashscope_chat` are
+/// when the class is empty: `anthropic_chat` is Anthropic Messages (and
+/// `minimax_chat` the same through MiniMax's Anthropic-compatible API),
+/// `ollama_chat` Ollama's `/api/chat`, `gemini_chat` the Gemini API
+/// (`generateContent`), and `openai_chat`, `deepseek_chat`, `moonshot_chat`,
+/// `xai_chat`, `volcengine_chat` and `dashscope_chat` are
 /// Chat Completions, configured (endpoint, payload quirks) by the
 /// credential. A vLLM server is an OpenAI credential with its `base_url`.
 /// An xAI credential whose `api_host` carries a scheme
@@ -89,7 +91,7 @@ impl ModelConfig {
 /// # Errors
 /// [`ModelError::InvalidRequest`], naming the class, when the class is
 /// unknown, belongs to another credential type, is not served by this crate
-/// (`openai_response`, `gemini_chat`, `minimax_chat`) or by this build (its
+/// or by this build (its
 /// family's feature is off); when a parameter of a known name has the wrong
 /// type; and when the model cannot be set up (no HTTP client).
 pub fn chat_model(
@@ -143,10 +145,9 @@ pub fn chat_model_with(
         | ModelClass::XaiChat
         | ModelClass::VolcengineChat
         | ModelClass::DashScopeChat => openai_chat(credential, config, media),
-        ModelClass::OpenAiResponse => Err(invalid(format!(
-            "model class {class} (the OpenAI Responses API) is not supported yet; \
-             use openai_chat"
-        ))),
+        ModelClass::OpenAiResponse => openai_response(credential, config, media),
+        ModelClass::MiniMaxChat => minimax(credential, config, media),
+        ModelClass::GeminiChat => gemini(credential, config, media),
         other => Err(invalid(format!("model class {other} is not supported yet"))),
     }
 }
@@ -230,6 +231,34 @@ fn ollama(
     Err(feature_off(ModelClass::OllamaChat, "ollama"))
 }
 
+#[cfg(feature = "minimax")]
+fn minimax(
+    credential: &Credential,
+    config: &ModelConfig,
+    media: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    use crate::minimax::{MiniMaxChatModel, MiniMaxParameters};
+
+    let params = MiniMaxParameters::from_json(&Value::Object(config.parameters.clone()))
+        .map_err(|e| bad_parameters(ModelClass::MiniMaxChat, &e))?;
+    let http = endpoint_client(media)?;
+    let model = MiniMaxChatModel::from_credential_on(http, credential, &config.model)?;
+    Ok(Arc::new(
+        model
+            .with_parameters(params)
+            .with_media_policy(media.clone()),
+    ))
+}
+
+#[cfg(not(feature = "minimax"))]
+fn minimax(
+    _: &Credential,
+    _: &ModelConfig,
+    _: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    Err(feature_off(ModelClass::MiniMaxChat, "minimax"))
+}
+
 #[cfg(feature = "openai")]
 fn openai_chat(
     credential: &Credential,
@@ -267,8 +296,74 @@ fn openai_chat(
     Err(feature_off(class, "openai"))
 }
 
+#[cfg(feature = "openai_response")]
+fn openai_response(
+    credential: &Credential,
+    config: &ModelConfig,
+    media: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    use crate::openai_response::{OpenAiResponseModel, OpenAiResponseParameters};
+
+    let params = OpenAiResponseParameters::from_json(&Value::Object(config.parameters.clone()))
+        .map_err(|e| {
+            invalid(format!(
+                "the parameters of {}: {e}",
+                ModelClass::OpenAiResponse
+            ))
+        })?;
+    let http = endpoint_client(media)?;
+    let model = OpenAiResponseModel::from_credential_on(http, credential, &config.model)?;
+    Ok(Arc::new(
+        model
+            .with_parameters(params)
+            .with_media_policy(media.clone()),
+    ))
+}
+
+#[cfg(not(feature = "openai_response"))]
+fn openai_response(
+    _: &Credential,
+    _: &ModelConfig,
+    _: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    Err(feature_off(ModelClass::OpenAiResponse, "openai_response"))
+}
+
+#[cfg(feature = "gemini")]
+fn gemini(
+    credential: &Credential,
+    config: &ModelConfig,
+    media: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    use crate::gemini::{GeminiChatModel, GeminiParameters};
+
+    let params = GeminiParameters::from_json(&Value::Object(config.parameters.clone()))
+        .map_err(|e| bad_parameters(ModelClass::GeminiChat, &e))?;
+    let http = endpoint_client(media)?;
+    let model = GeminiChatModel::from_credential_on(http, credential, &config.model)?;
+    Ok(Arc::new(
+        model
+            .with_parameters(params)
+            .with_media_policy(media.clone()),
+    ))
+}
+
+#[cfg(not(feature = "gemini"))]
+fn gemini(
+    _: &Credential,
+    _: &ModelConfig,
+    _: &MediaPolicy,
+) -> Result<Arc<dyn DynChatModel>, ModelError> {
+    Err(feature_off(ModelClass::GeminiChat, "gemini"))
+}
+
 /// The shared HTTP client for calls to the endpoints `media` allows.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "ollama",
+    feature = "gemini"
+))]
 fn endpoint_client(media: &MediaPolicy) -> Result<oxiscope_http::HttpClient, ModelError> {
     let http = match media.endpoints {
         crate::Endpoints::PublicOnly => oxiscope_http::HttpClient::shared_public_only(),
@@ -281,12 +376,19 @@ fn invalid(message: String) -> ModelError {
     ModelError::InvalidRequest { message }
 }
 
-#[cfg(any(feature = "anthropic", feature = "ollama"))]
+#[cfg(any(feature = "anthropic", feature = "ollama", feature = "gemini"))]
 fn bad_parameters(class: ModelClass, error: &str) -> ModelError {
     invalid(format!("the parameters of {class}: {error}"))
 }
 
-#[cfg(not(all(feature = "openai", feature = "anthropic", feature = "ollama")))]
+#[cfg(not(all(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "ollama",
+    feature = "openai_response",
+    feature = "minimax",
+    feature = "gemini"
+)))]
 fn feature_off(class: ModelClass, feature: &str) -> ModelError {
     invalid(format!(
         "model class {class} needs the `{feature}` feature of oxiscope-providers, \

@@ -1,6 +1,5 @@
 use oxiscope_model::{
-    AnthropicCredential, DeepSeekCredential, GeminiCredential, MiniMaxCredential, OllamaCredential,
-    OpenAiCredential,
+    AnthropicCredential, DeepSeekCredential, GeminiCredential, OllamaCredential, OpenAiCredential,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -50,32 +49,6 @@ fn an_unknown_class_is_refused_by_name() {
     assert_eq!(
         refusal(chat_model(&credential, &config)),
         "unknown model class \"made_up_chat\""
-    );
-}
-
-#[test]
-fn classes_this_crate_does_not_serve_are_refused_by_name() {
-    let openai = Credential::from(OpenAiCredential::new("sk"));
-    let responses = ModelConfig::new("gpt-4.1").with_model_class("openai_response");
-    let message = refusal(chat_model(&openai, &responses));
-    assert!(message.contains("openai_response"), "{message}");
-    assert!(message.contains("not supported"), "{message}");
-
-    let gemini = Credential::from(GeminiCredential::new("key"));
-    for config in [
-        ModelConfig::new("gemini-2.5-pro").with_model_class("gemini_chat"),
-        // An empty class means the credential's own, which is no better.
-        ModelConfig::new("gemini-2.5-pro"),
-    ] {
-        assert_eq!(
-            refusal(chat_model(&gemini, &config)),
-            "model class gemini_chat is not supported yet"
-        );
-    }
-    let minimax = Credential::from(MiniMaxCredential::new("key"));
-    assert_eq!(
-        refusal(chat_model(&minimax, &ModelConfig::new("MiniMax-M2"))),
-        "model class minimax_chat is not supported yet"
     );
 }
 
@@ -352,4 +325,100 @@ fn a_family_left_out_of_the_build_is_refused_by_class() {
             );
         }
     }
+}
+
+#[test]
+fn openai_response_builds_from_an_openai_credential_and_refuses_another() {
+    let openai = Credential::from(OpenAiCredential::new("sk"));
+    let config = ModelConfig::new("o4-mini")
+        .with_model_class("openai_response")
+        .with_parameter("reasoning_effort", "low");
+    let result = chat_model(&openai, &config);
+    if cfg!(feature = "openai_response") {
+        let model = result.unwrap();
+        assert_eq!(model.model_name(), "o4-mini");
+        let bad = config.clone().with_parameter("max_tokens", "lots");
+        let message = refusal(chat_model(&openai, &bad));
+        assert!(
+            message.starts_with("the parameters of openai_response: "),
+            "{message}"
+        );
+    } else {
+        assert!(refusal(result).contains("`openai_response` feature"));
+    }
+    let anthropic = Credential::from(AnthropicCredential::new("sk"));
+    assert_eq!(
+        refusal(chat_model(&anthropic, &config)),
+        "model class openai_response takes a credential of type openai_credential, not \
+         anthropic_credential"
+    );
+}
+
+#[cfg(feature = "minimax")]
+#[tokio::test]
+async fn minimax_chat_builds_from_a_minimax_credential_and_refuses_another() {
+    use oxiscope_model::MiniMaxCredential;
+    use oxiscope_test_support::FakeServer;
+    use oxiscope_test_support::anthropic::AnthropicStream;
+
+    let server = FakeServer::start().await.unwrap();
+    let credential =
+        Credential::from(MiniMaxCredential::new("mm-key").with_base_url(server.base_url()));
+    for class in ["", "minimax_chat"] {
+        server.push(AnthropicStream::text_reply("MiniMax-M3", &["Hi."], 3, 1).into_response());
+        let config = ModelConfig::new("MiniMax-M3")
+            .with_model_class(class)
+            .with_parameter("thinking_enable", true);
+        let model = chat_model(&credential, &config).unwrap();
+        assert_eq!(model.context_size(), Some(1_000_000));
+        let request = call_and_see(&server, model.as_ref()).await;
+        assert_eq!(request.path, "/v1/messages");
+        assert_eq!(request.header("x-api-key"), Some("mm-key"));
+        let body = request.body_json().unwrap();
+        assert_eq!(body["model"], "MiniMax-M3");
+        assert_eq!(body["max_tokens"], 131_072, "the card's output size");
+        assert_eq!(body["thinking"], serde_json::json!({"type": "adaptive"}));
+    }
+    let bad = ModelConfig::new("MiniMax-M3").with_parameter("max_tokens", 0);
+    assert!(refusal(chat_model(&credential, &bad)).starts_with("the parameters of minimax_chat: "));
+    let anthropic = Credential::from(AnthropicCredential::new("sk"));
+    let config = ModelConfig::new("MiniMax-M3").with_model_class("minimax_chat");
+    assert_eq!(
+        refusal(chat_model(&anthropic, &config)),
+        "model class minimax_chat takes a credential of type minimax_credential, not \
+         anthropic_credential"
+    );
+}
+
+#[test]
+fn gemini_chat_builds_from_a_gemini_credential_and_refuses_another() {
+    let gemini = Credential::from(GeminiCredential::new("key"));
+    for config in [
+        ModelConfig::new("gemini-2.5-pro").with_model_class("gemini_chat"),
+        // An empty class means the credential's own.
+        ModelConfig::new("gemini-2.5-pro").with_parameter("thinking_enable", true),
+    ] {
+        let result = chat_model(&gemini, &config);
+        if cfg!(feature = "gemini") {
+            let model = result.unwrap();
+            assert_eq!(model.model_name(), "gemini-2.5-pro");
+            assert_eq!(model.context_size(), Some(1_048_576));
+        } else {
+            assert!(refusal(result).contains("`gemini` feature"));
+        }
+    }
+    if cfg!(feature = "gemini") {
+        let bad = ModelConfig::new("gemini-2.5-pro").with_parameter("temperature", 9);
+        assert!(
+            refusal(chat_model(&gemini, &bad)).starts_with("the parameters of gemini_chat: "),
+            "out-of-range temperature"
+        );
+    }
+    let openai = Credential::from(OpenAiCredential::new("sk"));
+    let config = ModelConfig::new("gemini-2.5-pro").with_model_class("gemini_chat");
+    assert_eq!(
+        refusal(chat_model(&openai, &config)),
+        "model class gemini_chat takes a credential of type gemini_credential, not \
+         openai_credential"
+    );
 }

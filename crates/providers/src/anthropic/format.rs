@@ -144,10 +144,12 @@ impl Blocks<'_> {
             return Ok(text(&history::unsupported_note(&block.id, media_type)));
         }
         let data = self.media.base64(&block.source).await?;
-        let kind = if history::media_kind(media_type) == "image" {
-            "image"
-        } else {
-            "document"
+        // Claude reads images and documents; a video reaches here only when
+        // its type is accepted, as by the MiniMax formatters.
+        let kind = match history::media_kind(media_type) {
+            "image" => "image",
+            "video" => "video",
+            _ => "document",
         };
         Ok(json!({
             "type": kind,

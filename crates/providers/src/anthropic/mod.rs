@@ -14,7 +14,7 @@ mod multi_agent;
 mod params;
 mod request;
 mod response;
-mod stream;
+pub(crate) mod stream;
 
 pub use format::AnthropicChatFormatter;
 pub use model::{API_VERSION, AnthropicChatModel, DEFAULT_BASE_URL};

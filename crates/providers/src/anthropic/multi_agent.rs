@@ -26,6 +26,14 @@ multi_agent_formatter! {
 }
 
 impl AnthropicMultiAgentFormatter {
+    /// Replaces the accepted input media types, as
+    /// [`AnthropicChatFormatter::with_media_types`].
+    #[must_use]
+    pub fn with_media_types(mut self, media_types: Vec<String>) -> Self {
+        self.chat = self.chat.with_media_types(media_types);
+        self
+    }
+
     /// The folded user message of one run of speakers.
     async fn speakers(&self, msgs: &[&Msg], first: bool) -> Result<Value, ModelError> {
         let blocks = self.chat.blocks();

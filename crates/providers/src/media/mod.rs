@@ -8,15 +8,35 @@
 //! own machine expects. A multi-tenant service confines files to the
 //! tenant's workspace and downloads from public addresses only.
 
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "ollama",
+    feature = "gemini"
+))]
 mod file;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "ollama",
+    feature = "gemini"
+))]
 mod loader;
 mod policy;
 
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "ollama",
+    feature = "gemini"
+))]
 pub(crate) use loader::MediaLoader;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "ollama",
+    feature = "gemini"
+))]
 pub(crate) use policy::refused_endpoint;
 pub use policy::{
     DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT, Endpoints, MediaPolicy, RemoteMedia,

@@ -55,7 +55,12 @@ pub enum Endpoints {
 /// The error of a call whose endpoint a [`Endpoints::PublicOnly`] model
 /// refused ([`oxiscope_http::Error::RefusedAddress`]), naming the endpoint,
 /// the address and the rule; `None` for any other HTTP error.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "ollama"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "ollama",
+    feature = "gemini"
+))]
 pub(crate) fn refused_endpoint(err: &oxiscope_http::Error) -> Option<oxiscope_model::ModelError> {
     let oxiscope_http::Error::RefusedAddress {
         url,

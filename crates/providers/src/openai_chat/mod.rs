@@ -11,6 +11,7 @@ mod chunk;
 mod error;
 mod format;
 mod model;
+mod params;
 mod request;
 mod stream;
 mod vendor;

@@ -366,7 +366,7 @@ impl OpenAiChatModelBuilder {
                 organization: self.organization,
                 model: self.model,
                 stream: self.stream,
-                parameters: self.parameters,
+                parameters: super::params::wire_parameters(self.vendor, self.parameters),
                 formatter,
                 cached,
             }),

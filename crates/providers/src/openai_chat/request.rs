@@ -37,15 +37,6 @@ impl Body<'_> {
         let mut body = Map::new();
         body.insert("model".into(), self.model.into());
         body.insert("messages".into(), Value::Array(self.messages));
-        for (key, value) in self.parameters {
-            if !RESERVED.contains(&key.as_str()) {
-                body.insert(key.clone(), value.clone());
-            }
-        }
-        if self.stream {
-            body.insert("stream".into(), true.into());
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
         let allowed = self.tool_choice.and_then(|c| c.tools.as_ref());
         let tools: Vec<Value> = self
             .tools
@@ -53,7 +44,19 @@ impl Body<'_> {
             .filter(|t| allowed.is_none_or(|names| names.contains(&t.function.name)))
             .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
             .collect();
-        if !tools.is_empty() {
+        let has_tools = !tools.is_empty();
+        for (key, value) in self.parameters {
+            // The API refuses `parallel_tool_calls` in a call without tools.
+            let toolless = key == "parallel_tool_calls" && !has_tools;
+            if !RESERVED.contains(&key.as_str()) && !toolless {
+                body.insert(key.clone(), value.clone());
+            }
+        }
+        if self.stream {
+            body.insert("stream".into(), true.into());
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        if has_tools {
             body.insert("tools".into(), Value::Array(tools));
             if let Some(choice) = self.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(&choice.mode));

@@ -24,7 +24,8 @@ pub enum Vendor {
     Xai,
     /// Volcengine Ark: no speaker names, `reasoning_content` when present.
     Volcengine,
-    /// DashScope's OpenAI-compatible mode: no speaker names, no reasoning.
+    /// DashScope's OpenAI-compatible mode: no speaker names, thinking not
+    /// sent back; the card's `thinking_enable` goes out as `enable_thinking`.
     DashScope,
     /// A vLLM server (no default endpoint); formatted as OpenAI.
     Vllm,
