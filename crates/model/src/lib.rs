@@ -40,6 +40,7 @@
 mod card;
 mod chat;
 mod credential;
+mod embedding;
 mod error;
 mod model_class;
 mod params;
@@ -61,6 +62,11 @@ pub use credential::{
     AnthropicCredential, Credential, CredentialType, DashScopeCredential, DeepSeekCredential,
     GeminiCredential, MiniMaxCredential, MoonshotCredential, OllamaCredential, OpenAiCredential,
     VolcengineCredential, XaiCredential,
+};
+pub use embedding::{
+    CachedEmbeddingModel, DEFAULT_EMBEDDING_CONCURRENCY, DynEmbeddingModel, EMBEDDING_OUTPUT_TYPE,
+    EmbeddingModel, EmbeddingModelCard, EmbeddingRequest, EmbeddingResponse, EmbeddingSource,
+    EmbeddingUsage, FileEmbeddingCache, embed_in_batches, embedding_cache_key,
 };
 pub use error::{Error, Result};
 pub use model_class::{EmbeddingFamily, ModelClass};

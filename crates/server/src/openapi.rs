@@ -186,6 +186,15 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
         ),
         op(
             "get",
+            "/embedding-model/",
+            "embedding-model",
+            &[("provider", "query", true)],
+            None,
+            "200",
+            Some(schema_ref::<ListModelsResponse>(g)),
+        ),
+        op(
+            "get",
             "/sessions/",
             "sessions",
             &[AGENT_Q, USER],

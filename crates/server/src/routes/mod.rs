@@ -85,6 +85,7 @@ pub(crate) const ROUTES: &[Route] = {
             on(m, credential::delete)
         }),
         (Get, "/model/", |m| on(m, meta::models)),
+        (Get, "/embedding-model/", |m| on(m, meta::embedding_models)),
         (Get, "/health", |m| on(m, health::health)),
         (Get, "/openapi.json", |m| on(m, meta::openapi)),
         (Get, "/sessions/", |m| on(m, session::list)),

@@ -184,7 +184,6 @@ pub(crate) const OFF: &[OffRoute] = {
             REALTIME,
         ),
         (Get, "/tts-model/", false, NO_MODELS),
-        (Get, "/embedding-model/", false, NO_MODELS),
         (Get, "/channels/types", false, Answer::Empty("[]")),
         (Get, "/channels/", true, Answer::Empty("[]")),
         (Post, "/channels/", true, CHANNELS),

@@ -310,6 +310,24 @@ async fn catalogue_routes_answer_without_identity() {
     let (code, _) = h.get("/model/?provider=nope", "").await;
     assert_eq!(code, 404);
 
+    // Embedding models: cards for a provider that has them, an empty list
+    // for one that has none, 404 for an unknown provider.
+    let (code, models) = h
+        .get("/embedding-model/?provider=openai_credential", "")
+        .await;
+    assert_eq!(code, 200, "{models}");
+    let total = models["total"].as_u64().unwrap();
+    assert!(total >= 2, "{models}");
+    assert_eq!(models["models"].as_array().unwrap().len() as u64, total);
+    assert!(models["models"][0]["dimensions"].is_number(), "{models}");
+    let (code, models) = h
+        .get("/embedding-model/?provider=ollama_credential", "")
+        .await;
+    assert_eq!((code, models["total"].as_u64()), (200, Some(0)), "{models}");
+    let (code, body) = h.get("/embedding-model/?provider=nope", "").await;
+    assert_eq!(code, 404);
+    assert_eq!(body["detail"], "Provider 'nope' not found.");
+
     let (code, health) = h.get("/health", "u").await;
     assert_eq!(code, 200);
     assert_eq!(health["status"], "ok");
