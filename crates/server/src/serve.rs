@@ -46,10 +46,12 @@ pub async fn serve(
 fn clear_staging(data_dir: &std::path::Path) {
     let staging = data_dir.join("staging");
     match std::fs::remove_dir_all(&staging) {
-        Ok(()) => tracing::info!(dir = %staging.display(), "removed stale skill staging"),
+        Ok(()) => {
+            tracing::info!(dir = %staging.display(), "removed stale skill staging");
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {
-            tracing::warn!(dir = %staging.display(), "cannot remove stale skill staging: {e}")
+            tracing::warn!(dir = %staging.display(), "cannot remove stale skill staging: {e}");
         }
     }
 }
