@@ -48,6 +48,7 @@ mod secret;
 mod structured;
 mod tag;
 mod token;
+mod tts;
 
 pub use card::{
     AUDIO_PARAMETERS, CardSpec, ModelCard, ModelStatus, THINKING_OUTPUT_TYPE, THINKING_PARAMETERS,
@@ -79,4 +80,9 @@ pub use structured::{
 pub use token::{
     ApproxCounter, BpeCounter, BpeEncoding, DATA_BLOCK_TOKENS, MESSAGE_OVERHEAD, NAME_OVERHEAD,
     REPLY_PRIMING, TOOL_CALL_OVERHEAD, TOOL_SCHEMA_OVERHEAD, TokenCounter, counter_for,
+};
+pub use tts::{
+    AudioChunk, DEFAULT_MAX_TTS_AUDIO_BYTES, DynTtsModel, PCM_MEDIA_TYPE, TtsEvent, TtsModel,
+    TtsModelCard, TtsModelClass, TtsOptions, TtsResponse, TtsStream, TtsUsage, collect_audio,
+    collect_audio_bounded, pcm_to_wav, wav_header, wav_stream,
 };

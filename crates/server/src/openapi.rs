@@ -195,6 +195,15 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
         ),
         op(
             "get",
+            "/tts-model/",
+            "tts-model",
+            &[("provider", "query", true)],
+            None,
+            "200",
+            Some(schema_ref::<ListModelsResponse>(g)),
+        ),
+        op(
+            "get",
             "/sessions/",
             "sessions",
             &[AGENT_Q, USER],

@@ -2,7 +2,7 @@
 //! shipped catalog.
 
 mod catalog;
-mod datetime;
+pub(crate) mod datetime;
 mod merge;
 mod model_card;
 mod spec;

@@ -55,6 +55,29 @@ pub(super) async fn embedding_models(
     }))
 }
 
+/// `GET /tts-model/?provider=`: the TTS model cards of a credential type
+/// (an empty list for a type without TTS models).
+pub(super) async fn tts_models(
+    ApiQuery(query): ApiQuery<ModelQuery>,
+) -> ApiResult<Json<ListModelsResponse>> {
+    let kind: CredentialType = query
+        .provider
+        .parse()
+        .map_err(|_| ApiError::NotFound(format!("Provider '{}' not found.", query.provider)))?;
+    let cards = kind
+        .list_tts_models()
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let models: Vec<Value> = cards
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Json(ListModelsResponse {
+        total: models.len(),
+        models,
+    }))
+}
+
 /// `GET /openapi.json`: the document of this server's authentication mode.
 pub(super) async fn openapi(State(state): State<AppState>) -> Json<Value> {
     Json(crate::openapi::document(state.config().auth))

@@ -86,6 +86,7 @@ pub(crate) const ROUTES: &[Route] = {
         }),
         (Get, "/model/", |m| on(m, meta::models)),
         (Get, "/embedding-model/", |m| on(m, meta::embedding_models)),
+        (Get, "/tts-model/", |m| on(m, meta::tts_models)),
         (Get, "/health", |m| on(m, health::health)),
         (Get, "/openapi.json", |m| on(m, meta::openapi)),
         (Get, "/sessions/", |m| on(m, session::list)),

@@ -183,7 +183,6 @@ pub(crate) const OFF: &[OffRoute] = {
             true,
             REALTIME,
         ),
-        (Get, "/tts-model/", false, NO_MODELS),
         (Get, "/channels/types", false, Answer::Empty("[]")),
         (Get, "/channels/", true, Answer::Empty("[]")),
         (Post, "/channels/", true, CHANNELS),

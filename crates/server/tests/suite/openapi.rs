@@ -26,6 +26,8 @@ const GROUPS: &[&str] = &[
     "/mcp",
     "/skill",
     "/hub/",
+    "/embedding-model/",
+    "/tts-model/",
 ];
 
 /// Reference operations we do not serve, and why.

@@ -328,6 +328,51 @@ async fn catalogue_routes_answer_without_identity() {
     assert_eq!(code, 404);
     assert_eq!(body["detail"], "Provider 'nope' not found.");
 
+    // TTS models: AgentScope's cards per provider (DashScope's three
+    // classes in order), voices as the `voice` enum, an empty list for a
+    // provider without TTS, 404 for an unknown one.
+    let (code, models) = h.get("/tts-model/?provider=dashscope_credential", "").await;
+    assert_eq!(code, 200, "{models}");
+    let names: Vec<&str> = models["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "qwen3-tts-flash",
+            "qwen3-tts-flash-realtime",
+            "cosyvoice-v3-flash",
+            "cosyvoice-v3-plus"
+        ]
+    );
+    assert_eq!(models["total"], 4);
+    let card = &models["models"][1];
+    assert_eq!(
+        (
+            &card["type"],
+            &card["realtime"],
+            &card["parameters_overrides"]
+        ),
+        (&json!("tts_model"), &json!(true), &json!({}))
+    );
+    assert_eq!(
+        card["parameter_schema"]["properties"]["voice"]["enum"],
+        json!(["Cherry", "Serena", "Ethan", "Chelsie"])
+    );
+    let (code, models) = h.get("/tts-model/?provider=openai_credential", "").await;
+    assert_eq!((code, models["total"].as_u64()), (200, Some(3)), "{models}");
+    let (code, models) = h.get("/tts-model/?provider=ollama_credential", "").await;
+    assert_eq!((code, models), (200, json!({"models": [], "total": 0})));
+    for bad in ["nope", "..%2F..%2Fetc%2Fpasswd", "openai_credential%00"] {
+        let (code, body) = h.get(&format!("/tts-model/?provider={bad}"), "").await;
+        assert_eq!(code, 404, "{bad}: {body}");
+    }
+    let (code, body) = h.get("/tts-model/", "").await;
+    assert_eq!(code, 422, "{body}");
+
     let (code, health) = h.get("/health", "u").await;
     assert_eq!(code, 200);
     assert_eq!(health["status"], "ok");

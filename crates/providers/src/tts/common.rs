@@ -1,0 +1,193 @@
+//! What the TTS wires share: HTTP failures as [`ModelError`]s, base64
+//! audio, and turning a provider's server-sent events into a [`TtsStream`].
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use base64::Engine as _;
+use futures_util::stream::{self, StreamExt};
+use oxiscope_http::{BodyStream, Error as HttpError, HttpClient, SseEvent, SseStream};
+use oxiscope_model::{AudioChunk, Credential, ModelError, TtsEvent, TtsStream, TtsUsage};
+
+/// Reads a provider's error body into `(code, message)`.
+pub(super) type ReadBody = fn(&str) -> (Option<String>, Option<String>);
+
+/// The shared HTTP client, for a model that was given none.
+pub(super) fn own_client() -> Result<HttpClient, ModelError> {
+    HttpClient::shared().map_err(|e| invalid(format!("cannot build the HTTP client: {e}")))
+}
+
+pub(super) fn invalid(message: String) -> ModelError {
+    ModelError::InvalidRequest { message }
+}
+
+/// The error for a credential of the wrong type.
+pub(super) fn wrong_credential(needs: &str, credential: &Credential) -> ModelError {
+    invalid(format!(
+        "{needs}, not a {}",
+        credential.credential_type().as_str()
+    ))
+}
+
+/// `url` without its trailing `/`s.
+pub(super) fn trimmed(url: &str) -> String {
+    url.trim().trim_end_matches('/').to_owned()
+}
+
+/// The error for audio or an event that cannot be read.
+pub(super) fn malformed(provider: &str, what: &str) -> ModelError {
+    ModelError::Stream {
+        message: format!("malformed {provider} speech response: {what}"),
+    }
+}
+
+/// The bytes of base64 `data` (standard alphabet, padding optional).
+pub(super) fn decode_base64(provider: &str, data: &str) -> Result<Vec<u8>, ModelError> {
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(data.trim()))
+        .map_err(|e| malformed(provider, &format!("audio that is not base64 ({e})")))
+}
+
+/// An HTTP failure of a call to `provider`.
+pub(super) fn from_http(err: HttpError, provider: &str, read_body: ReadBody) -> ModelError {
+    match err {
+        HttpError::RefusedAddress {
+            url,
+            address,
+            reason,
+        } => invalid(format!(
+            "the model endpoint {url} resolves to {reason} ({address}), and model endpoints \
+             are restricted to public addresses here; nothing was sent to it"
+        )),
+        HttpError::Status(status) => {
+            let (code, message) = read_body(&status.body);
+            let message = message.unwrap_or_else(|| {
+                let body = status.body.trim();
+                if body.is_empty() {
+                    format!("HTTP {} with an empty body", status.status.as_u16())
+                } else {
+                    body.to_owned()
+                }
+            });
+            ModelError::Provider {
+                provider: provider.to_owned(),
+                status: status.status.as_u16(),
+                code,
+                message,
+                request_id: status.request_id.clone(),
+                retry_after: status.retry_after,
+            }
+        }
+        HttpError::Connect { .. } | HttpError::Timeout { .. } => ModelError::Connection {
+            message: err.to_string(),
+        },
+        HttpError::Build { .. } | HttpError::InvalidRequest { .. } => invalid(err.to_string()),
+        other => ModelError::Stream {
+            message: format!("the {provider} speech stream broke: {other}"),
+        },
+    }
+}
+
+/// The stream of an empty text: nothing to say, nothing sent.
+pub(super) fn nothing_to_say() -> TtsStream {
+    stream::iter([Ok(TtsEvent::Done { usage: None })]).boxed()
+}
+
+/// Token counts a provider reported: `(input, output)`.
+pub(super) type Tokens = (u64, u64);
+
+/// Reads the events of one provider's streamed synthesis.
+pub(super) trait EventDecoder: Send + 'static {
+    /// The audio of one event.
+    ///
+    /// # Errors
+    /// [`ModelError::Stream`] for an event that cannot be read,
+    /// [`ModelError::Provider`] for an error event.
+    fn event(&mut self, event: &SseEvent) -> Result<Vec<AudioChunk>, ModelError>;
+
+    /// Whether the provider's final event was seen.
+    fn finished(&self) -> bool;
+
+    /// The tokens reported so far.
+    fn tokens(&self) -> Option<Tokens>;
+}
+
+/// The `Done` item of a call that started at `started`.
+pub(super) fn done(tokens: Option<Tokens>, started: Instant) -> TtsEvent {
+    TtsEvent::Done {
+        usage: tokens.map(|(input_tokens, output_tokens)| TtsUsage {
+            input_tokens,
+            output_tokens,
+            time: started.elapsed(),
+        }),
+    }
+}
+
+struct SseState<D> {
+    events: SseStream<BodyStream>,
+    decoder: D,
+    pending: VecDeque<TtsEvent>,
+    ended: bool,
+    provider: &'static str,
+    read_body: ReadBody,
+    started: Instant,
+}
+
+/// The audio of a streamed call: each event's chunks in order, then `Done`
+/// once the body ends after the provider's final event. A body that ends
+/// before it, breaks or stalls, and a malformed or error event, end the
+/// stream with an error item.
+pub(super) fn sse_audio<D: EventDecoder>(
+    events: SseStream<BodyStream>,
+    decoder: D,
+    provider: &'static str,
+    read_body: ReadBody,
+    started: Instant,
+) -> TtsStream {
+    let state = SseState {
+        events,
+        decoder,
+        pending: VecDeque::new(),
+        ended: false,
+        provider,
+        read_body,
+        started,
+    };
+    stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(event) = st.pending.pop_front() {
+                return Some((Ok(event), st));
+            }
+            if st.ended {
+                return None;
+            }
+            let failure = match st.events.next().await {
+                None if st.decoder.finished() => {
+                    st.ended = true;
+                    st.pending.push_back(done(st.decoder.tokens(), st.started));
+                    continue;
+                }
+                None => ModelError::Stream {
+                    message: format!(
+                        "the {} speech stream ended before its final event (cut short)",
+                        st.provider
+                    ),
+                },
+                Some(Err(e)) => from_http(e, st.provider, st.read_body),
+                Some(Ok(event)) if event.data.trim().is_empty() => continue,
+                Some(Ok(event)) => match st.decoder.event(&event) {
+                    Ok(chunks) => {
+                        st.pending.extend(chunks.into_iter().map(TtsEvent::Audio));
+                        continue;
+                    }
+                    Err(e) => e,
+                },
+            };
+            st.ended = true;
+            st.pending.clear();
+            return Some((Err(failure), st));
+        }
+    })
+    .boxed()
+}
