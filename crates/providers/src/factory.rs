@@ -147,7 +147,7 @@ pub fn chat_model_with(
         | ModelClass::DashScopeChat => openai_chat(credential, config, media),
         ModelClass::OpenAiResponse => openai_response(credential, config, media),
         ModelClass::MiniMaxChat => minimax(credential, config, media),
-        ModelClass::GeminiChat => gemini(credential, config, media),
+        ModelClass::GeminiChat => gemini(credential, config, media, None),
         other => Err(invalid(format!("model class {other} is not supported yet"))),
     }
 }
@@ -330,17 +330,22 @@ fn openai_response(
 }
 
 #[cfg(feature = "gemini")]
-fn gemini(
+pub(crate) fn gemini(
     credential: &Credential,
     config: &ModelConfig,
     media: &MediaPolicy,
+    endpoint: Option<&str>,
 ) -> Result<Arc<dyn DynChatModel>, ModelError> {
     use crate::gemini::{GeminiChatModel, GeminiParameters};
 
     let params = GeminiParameters::from_json(&Value::Object(config.parameters.clone()))
         .map_err(|e| bad_parameters(ModelClass::GeminiChat, &e))?;
     let http = endpoint_client(media)?;
-    let model = GeminiChatModel::from_credential_on(http, credential, &config.model)?;
+    let mut model = GeminiChatModel::from_credential_on(http, credential, &config.model)?;
+    // A Gemini credential carries no endpoint; the console may name one.
+    if let Some(endpoint) = endpoint {
+        model = model.with_base_url(endpoint);
+    }
     Ok(Arc::new(
         model
             .with_parameters(params)
@@ -349,10 +354,11 @@ fn gemini(
 }
 
 #[cfg(not(feature = "gemini"))]
-fn gemini(
+pub(crate) fn gemini(
     _: &Credential,
     _: &ModelConfig,
     _: &MediaPolicy,
+    _: Option<&str>,
 ) -> Result<Arc<dyn DynChatModel>, ModelError> {
     Err(feature_off(ModelClass::GeminiChat, "gemini"))
 }

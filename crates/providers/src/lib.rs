@@ -33,11 +33,16 @@ pub mod ollama;
 pub mod openai_chat;
 #[cfg(feature = "openai_response")]
 pub mod openai_response;
+mod registry;
 
 pub use factory::{ModelConfig, chat_model, chat_model_with};
 pub use media::{
     DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TIMEOUT, Endpoints, MediaPolicy, RemoteMedia,
 };
+pub use registry::Provider;
 
 pub mod embedding;
 pub use embedding::{EmbeddingModelConfig, embedding_model, embedding_model_with};
+
+pub mod tts;
+pub use tts::{TtsModelConfig, tts_model, tts_model_with};

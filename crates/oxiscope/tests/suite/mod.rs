@@ -4,6 +4,7 @@ mod chat_env;
 mod chat_mcp;
 #[cfg(unix)]
 mod chat_mcp_pty;
+mod chat_providers;
 #[cfg(unix)]
 mod chat_pty;
 #[cfg(unix)]

@@ -27,16 +27,17 @@ pub(crate) fn banner(settings: &Settings, workdir: &Path, interactive: bool) -> 
 mod tests {
     use oxiscope::render::RenderOptions;
     use oxiscope_permission::{PermissionContext, PermissionMode};
+    use oxiscope_providers::Provider;
     use pretty_assertions::assert_eq;
 
-    use super::super::provider::{ModelSettings, Provider};
+    use super::super::provider::ModelSettings;
     use super::*;
 
     #[test]
     fn the_banner_names_the_model_the_place_and_the_way_out() {
         let settings = Settings {
             model: ModelSettings {
-                provider: Provider::OpenAi,
+                provider: Provider::find("openai").unwrap(),
                 model: "gpt-test".to_owned(),
                 base_url: Some("http://127.0.0.1:9/v1".to_owned()),
                 api_key: Some("sk-secret".to_owned()),

@@ -29,20 +29,23 @@ const PROMPT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// environment, else the config file (`oxiscope config path`).
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ChatArgs {
-    /// Model provider: openai, anthropic, ollama, deepseek, moonshot, xai,
-    /// volcengine, dashscope or vllm [env: OXISCOPE_PROVIDER; default: the
-    /// one whose key is set, e.g. OPENAI_API_KEY].
-    #[arg(long, value_name = "NAME")]
+    // The names, their help and the variables below come from the
+    // registry of oxiscope-providers.
+    #[arg(
+        long,
+        value_name = "NAME",
+        ignore_case = true,
+        value_parser = provider::provider_values(),
+        help = "Model provider [env: OXISCOPE_PROVIDER; default: the first whose key is set, \
+                e.g. OPENAI_API_KEY]"
+    )]
     pub(crate) provider: Option<String>,
     /// Model name [env: OXISCOPE_MODEL; default: the provider's].
     #[arg(long, value_name = "NAME")]
     pub(crate) model: Option<String>,
-    /// Endpoint [env: OXISCOPE_BASE_URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
-    /// OLLAMA_HOST].
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", help = provider::base_url_help())]
     pub(crate) base_url: Option<String>,
-    /// API key [env: OXISCOPE_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY, ...].
-    #[arg(long, value_name = "KEY")]
+    #[arg(long, value_name = "KEY", help = provider::api_key_help())]
     pub(crate) api_key: Option<String>,
     /// Permission mode: default, accept-edits, explore, bypass or dont-ask
     /// [env: OXISCOPE_MODE; default: default, or dont-ask with -p].

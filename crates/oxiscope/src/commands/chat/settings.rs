@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use oxiscope_message::PermissionBehavior;
 use oxiscope_permission::{PermissionContext, PermissionMode, parse_rule};
+use oxiscope_providers::Provider;
 use serde::Deserialize;
 
 use super::ChatArgs;
 use super::mcp_config::{ServerSpec, resolve_servers};
-use super::provider::{ModelSettings, Provider};
+use super::provider::{ModelSettings, infer_provider, parse_provider};
 use super::skills::{SkillsSection, skill_dirs};
 use oxiscope::render::{RenderOptions, Verbosity};
 
@@ -187,7 +188,7 @@ fn resolve_model(
         env("OXISCOPE_PROVIDER"),
         file.provider.clone(),
     ) {
-        Some(name) => Some(name.parse::<Provider>().map_err(anyhow::Error::msg)?),
+        Some(name) => Some(parse_provider(&name).map_err(anyhow::Error::msg)?),
         None => infer_provider(env),
     };
     let Some(provider) = provider else {
@@ -195,32 +196,37 @@ fn resolve_model(
     };
     let api_key = first(
         args.api_key.clone(),
-        env("OXISCOPE_API_KEY").or_else(|| provider.key_var().and_then(env)),
+        env("OXISCOPE_API_KEY").or_else(|| provider.key_from_env(env)),
         file.api_key.clone(),
     );
-    if provider.needs_key() && api_key.is_none() {
-        let var = provider.key_var().unwrap_or("OXISCOPE_API_KEY");
+    if provider.needs_key && api_key.is_none() {
+        let vars = match provider.key_vars_text() {
+            text if text.is_empty() => "OXISCOPE_API_KEY".to_owned(),
+            text => text,
+        };
         return Ok(Err(NotConfigured(format!(
-            "{provider} needs an API key ({var})"
+            "{provider} needs an API key ({vars})"
         ))));
     }
     let base_url = first(
         args.base_url.clone(),
-        env("OXISCOPE_BASE_URL").or_else(|| provider.url_var().and_then(env)),
+        env("OXISCOPE_BASE_URL").or_else(|| provider.url_var.and_then(env)),
         file.base_url.clone(),
     );
-    if provider == Provider::Vllm && base_url.is_none() {
-        return Ok(Err(NotConfigured("vllm needs a base URL".into())));
+    if provider.needs_base_url && base_url.is_none() {
+        return Ok(Err(NotConfigured(format!(
+            "{provider} needs a base URL (--base-url or OXISCOPE_BASE_URL)"
+        ))));
     }
     let model = first(
         args.model.clone(),
         env("OXISCOPE_MODEL"),
         file.model.clone(),
     )
-    .or_else(|| provider.default_model().map(str::to_owned));
+    .or_else(|| provider.default_model.map(str::to_owned));
     let Some(model) = model else {
         return Ok(Err(NotConfigured(format!(
-            "{provider} has no default model"
+            "{provider} has no default model: name one with --model"
         ))));
     };
 
@@ -236,19 +242,34 @@ fn first(flag: Option<String>, env: Option<String>, file: Option<String>) -> Opt
     flag.or(env).or(file).filter(|v| !v.trim().is_empty())
 }
 
-/// The provider whose key (or host) is in the environment.
-fn infer_provider(env: &dyn Fn(&str) -> Option<String>) -> Option<Provider> {
-    Provider::ALL.into_iter().find(|p| match p {
-        Provider::Ollama => env("OLLAMA_HOST").is_some(),
-        other => other.key_var().is_some_and(|v| env(v).is_some()),
-    })
-}
-
-/// The three lines printed when nothing is configured.
+/// The three lines printed when nothing is configured: the reason, the
+/// variables a provider is picked by (from the registry), and the other
+/// ways to configure one.
 pub(crate) fn how_to_configure(reason: &NotConfigured, config: &Path) -> String {
+    let mut keys: Vec<&str> = Vec::new();
+    let mut hosts: Vec<String> = Vec::new();
+    for provider in Provider::all().iter().filter(|p| p.served()) {
+        match (provider.key_vars, provider.url_var) {
+            ([], Some(var)) if !provider.needs_base_url => {
+                hosts.push(format!("{var}=... for {}", provider.label));
+            }
+            (vars, _) => {
+                for var in vars {
+                    if !keys.contains(var) {
+                        keys.push(var);
+                    }
+                }
+            }
+        }
+    }
+    let keys = match keys.split_first() {
+        Some((first, rest)) => format!("{first}=... (or {})", rest.join(", ")),
+        None => String::new(),
+    };
+    let hosts: String = hosts.iter().map(|h| format!(", or {h}")).collect();
     format!(
         "oxiscope chat: {}.\n\
-         Set a provider key, e.g. OPENAI_API_KEY=sk-... (or ANTHROPIC_API_KEY, or OLLAMA_HOST=http://localhost:11434 for a local Ollama),\n\
+         Set a provider's key, e.g. {keys}{hosts},\n\
          or pass --provider/--model/--base-url/--api-key, or write them in {}.\n",
         reason.0,
         config.display()

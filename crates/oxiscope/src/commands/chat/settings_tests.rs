@@ -62,14 +62,14 @@ fn the_provider_is_inferred_from_the_key_in_the_environment() {
         &[("ANTHROPIC_API_KEY", "k")],
         &ConfigFile::default(),
     );
-    assert_eq!(s.model.provider, Provider::Anthropic);
+    assert_eq!(s.model.provider.name, "anthropic");
     assert_eq!(s.model.model, "claude-sonnet-4-5");
     let s = settings(
         &ChatArgs::default(),
         &[("OLLAMA_HOST", "http://gpu:11434")],
         &ConfigFile::default(),
     );
-    assert_eq!(s.model.provider, Provider::Ollama);
+    assert_eq!(s.model.provider.name, "ollama");
     assert_eq!(s.model.base_url.as_deref(), Some("http://gpu:11434"));
     assert_eq!(s.model.api_key, None);
 }
@@ -220,4 +220,90 @@ fn an_mcp_error_is_reported_before_a_missing_provider_and_names_the_server() {
     );
     // Unknown keys in `[skills]` are refused when the file is read.
     assert!(toml::from_str::<ConfigFile>("[skills]\npath = [\"x\"]\n").is_err());
+}
+
+#[test]
+fn gemini_minimax_and_the_responses_api_take_their_vendors_variables() {
+    let none = ChatArgs::default();
+    let file = ConfigFile::default();
+    let s = settings(
+        &none,
+        &[
+            ("GEMINI_API_KEY", "g-key"),
+            ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"),
+        ],
+        &file,
+    );
+    assert_eq!(s.model.provider.name, "gemini");
+    assert_eq!(s.model.model, "gemini-2.5-flash");
+    assert_eq!(s.model.api_key.as_deref(), Some("g-key"));
+    assert_eq!(s.model.endpoint(), "http://127.0.0.1:9/v1beta");
+
+    let minimax = ChatArgs {
+        provider: Some("minimax".into()),
+        ..ChatArgs::default()
+    };
+    let s = settings(&minimax, &[("MINIMAX_API_KEY", "m-key")], &file);
+    assert_eq!(
+        (s.model.model.as_str(), s.model.api_key.as_deref()),
+        ("MiniMax-M2.7", Some("m-key"))
+    );
+    assert_eq!(s.model.endpoint(), "https://api.minimax.io/anthropic");
+
+    let responses: ConfigFile = toml::from_str("provider = \"openai-responses\"").unwrap();
+    let env = [("OPENAI_API_KEY", "sk"), ("OPENAI_BASE_URL", "http://h/v1")];
+    let s = settings(&none, &env, &responses);
+    assert_eq!(s.model.provider.name, "openai-responses");
+    assert_eq!(s.model.base_url.as_deref(), Some("http://h/v1"));
+}
+
+#[test]
+fn a_provider_without_its_key_names_the_variables() {
+    for (name, vars) in [
+        ("gemini", "GOOGLE_API_KEY or GEMINI_API_KEY"),
+        ("minimax", "MINIMAX_API_KEY"),
+        ("openai-responses", "OPENAI_API_KEY"),
+    ] {
+        let args = ChatArgs {
+            provider: Some(name.into()),
+            ..ChatArgs::default()
+        };
+        let out = resolve(&args, &env_of(&[]), &ConfigFile::default(), cfg(), false).unwrap();
+        assert_eq!(
+            out.unwrap_err().0,
+            format!("{name} needs an API key ({vars})")
+        );
+    }
+    let vllm = ChatArgs {
+        provider: Some("vllm".into()),
+        ..ChatArgs::default()
+    };
+    let out = resolve(&vllm, &env_of(&[]), &ConfigFile::default(), cfg(), false).unwrap();
+    assert!(out.unwrap_err().0.contains("base URL"));
+    let unknown = ChatArgs {
+        provider: Some("bard".into()),
+        ..ChatArgs::default()
+    };
+    let error = resolve(&unknown, &env_of(&[]), &ConfigFile::default(), cfg(), false).unwrap_err();
+    assert!(error.to_string().contains("gemini, minimax"), "{error}");
+}
+
+#[test]
+fn the_keys_of_existing_providers_still_win_over_the_new_ones() {
+    let env = [("GOOGLE_API_KEY", "g"), ("DEEPSEEK_API_KEY", "d")];
+    let s = settings(&ChatArgs::default(), &env, &ConfigFile::default());
+    assert_eq!(s.model.provider.name, "deepseek");
+    let text = how_to_configure(
+        &NotConfigured("no model provider is configured".into()),
+        Path::new("/cfg/config.toml"),
+    );
+    assert_eq!(text.lines().count(), 3, "{text}");
+    for var in [
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "MINIMAX_API_KEY",
+        "OLLAMA_HOST",
+    ] {
+        assert!(text.contains(var), "{var}: {text}");
+    }
 }
