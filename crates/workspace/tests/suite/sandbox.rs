@@ -113,7 +113,10 @@ async fn nothing_of_the_host_outside_the_workspace_is_visible_or_writable() {
     assert!(processes < 10, "host processes are visible: {processes}");
     let out = run(
         &*backend,
-        "touch /usr/planted 2>&1; echo x > /etc/planted 2>&1; echo 61 > /proc/sys/vm/swappiness 2>&1; echo done",
+        // `exec 2>&1` first: a failed redirection's message is the shell's
+        // own, written to whatever stderr is when it fails, and two pipes
+        // read concurrently have no order.
+        "exec 2>&1; touch /usr/planted; echo x > /etc/planted; echo 61 > /proc/sys/vm/swappiness; echo done",
     )
     .await;
     assert!(text(&out).ends_with("done\n"), "{}", text(&out));
