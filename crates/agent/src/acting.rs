@@ -128,6 +128,20 @@ fn verdict(
     call: &ToolCallBlock,
     asked_rules: &[oxiscope_message::PermissionRule],
 ) -> Verdict {
+    let not_found = || {
+        Verdict::Fail(
+            ToolResultState::Error,
+            format!(
+                "ToolNotFoundError: The tool named '{}' doesn't exist.",
+                call.name
+            ),
+        )
+    };
+    // A tool a middleware took away (see `Middleware::list_tools`) does not
+    // run, unless a middleware put its own tool of that name in its place.
+    if run.tools.is_removed(&call.name) {
+        return not_found();
+    }
     if call.name == crate::structured::TOOL_NAME
         && let Some(schema) = &state.reply_context.structured_schema
     {
@@ -145,19 +159,23 @@ fn verdict(
             .map(str::to_owned);
         return Verdict::Compress(instructions);
     }
-    let toolkit = &run.inner.toolkit;
-    let input = match toolkit.prepare(&call.name, &call.input, &state.tool_context) {
-        Ok(input) => input,
-        Err(chunk) => return Verdict::Fail(ToolResultState::Error, chunk_text(&chunk)),
-    };
-    let Some(tool) = toolkit.tool(&call.name) else {
-        return Verdict::Fail(
-            ToolResultState::Error,
-            format!(
-                "ToolNotFoundError: The tool named '{}' doesn't exist.",
-                call.name
-            ),
-        );
+    // A middleware's tool (see `Middleware::list_tools`) comes first.
+    let (tool, input) = if let Some(tool) = run.tools.added(&call.name) {
+        match run.tools.prepare_added(&call.name, &call.input) {
+            Some(Ok(input)) => (Arc::clone(tool), input),
+            Some(Err(problem)) => return Verdict::Fail(ToolResultState::Error, problem),
+            None => return not_found(),
+        }
+    } else {
+        let toolkit = &run.inner.toolkit;
+        let input = match toolkit.prepare(&call.name, &call.input, &state.tool_context) {
+            Ok(input) => input,
+            Err(chunk) => return Verdict::Fail(ToolResultState::Error, chunk_text(&chunk)),
+        };
+        let Some(tool) = toolkit.tool(&call.name) else {
+            return not_found();
+        };
+        (tool, input)
     };
     if tool.flags().external {
         return Verdict::External;
@@ -287,7 +305,7 @@ async fn execute(
             input,
             ctx,
         };
-        let chunks = ActingNext::new(&run.inner.middlewares, &run.inner.toolkit)
+        let chunks = ActingNext::new(&run.inner.middlewares, &run.inner.toolkit, &run.tools)
             .run(acting)
             .await;
         streams.push(chunks.map(move |chunk| (index, chunk)).boxed());

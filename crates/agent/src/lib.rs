@@ -73,6 +73,7 @@
 
 mod acting;
 mod agent;
+mod budget;
 mod config;
 mod context;
 mod emit;
@@ -81,20 +82,24 @@ mod gate;
 mod hitl;
 mod inject;
 mod middleware;
+pub mod otel;
 mod reasoning;
 mod reply;
 mod state;
 mod stream;
 mod structured;
+mod tool_list;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_CONTEXT_SIZE, ReplyInput};
+pub use budget::ReplyBudgetControlMiddleware;
 pub use config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
 pub use context::{CompressNext, CompressOutcome, CompressRequest};
 pub use error::{AgentError, ContextError};
 pub use gate::ReplyControl;
 pub use middleware::{
     ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReasoningCall,
-    ReasoningNext, ReplyCall, ReplyEndAction, ReplyNext,
+    ReasoningNext, ReasoningPrep, ReplyCall, ReplyEndAction, ReplyNext,
 };
 pub use state::{AgentState, Awaiting, ReplyContext};
 pub use stream::{ReplyItem, ReplyStream};
+pub use tool_list::ToolList;

@@ -4,12 +4,15 @@
 //! |---|---|---|
 //! | [`on_reply`](Middleware::on_reply) | onion, first registered outermost | around a whole reply; may rewrite the input and the event stream; swallowing a completed `REPLY_END` runs another round |
 //! | [`on_system_prompt`](Middleware::on_system_prompt) | transformer, left to right | every time the prompt is assembled |
+//! | [`list_tools`](Middleware::list_tools) | transformer, left to right | when a reply starts or resumes and before every reasoning step; may add tools (offered and run) and take tools away |
+//! | [`on_prepare_reasoning`](Middleware::on_prepare_reasoning) | in order | before every reasoning step; may set the tool choice, add hints for the model and update its state in `middle_context` |
 //! | [`on_reasoning`](Middleware::on_reasoning) | onion, first registered outermost | around every reasoning step (model call and the decoding of its answer into events); may rewrite the tool choice and the step's events |
 //! | [`on_model_call`](Middleware::on_model_call) | onion, first registered outermost | around every model call; may rewrite the request or wrap the stream |
 //! | [`on_check_permission`](Middleware::on_check_permission) | chain, in order | after the permission engine decided a tool call |
 //! | [`on_acting`](Middleware::on_acting) | onion, first registered outermost | around every allowed tool call; may rewrite the input or wrap the chunk stream |
 //! | [`on_compress_context`](Middleware::on_compress_context) | onion, first registered outermost | around every compression check (before each reasoning step, by hand, by the `CompressContext` tool); may rewrite the config or skip it |
 //! | [`on_reply_end`](Middleware::on_reply_end) | veto, in order | before a reply ends as completed; may ask for another round |
+//! | [`on_event`](Middleware::on_event) | observer, in order | for every event the running reply records; may update its state in `middle_context` |
 //!
 //! Per-tool hooks around a tool's execution are the toolkit's
 //! [`ToolMiddleware`](oxiscope_tool::ToolMiddleware).
@@ -27,6 +30,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CompressNext, CompressOutcome, CompressRequest};
+use crate::tool_list::ToolList;
 
 /// A stream of events, owned (`'static`), as the event-rewriting hooks pass
 /// them along. A middleware that needs its own state inside the stream
@@ -226,16 +230,27 @@ pub struct ActingCall {
     pub ctx: ToolCallContext,
 }
 
-/// The rest of the acting onion: the inner middlewares, then the toolkit.
+/// The rest of the acting onion: the inner middlewares, then the tool (one
+/// a middleware added through [`Middleware::list_tools`], else the
+/// toolkit's).
 #[derive(Debug, Clone, Copy)]
 pub struct ActingNext<'a> {
     rest: &'a [Arc<dyn Middleware>],
     toolkit: &'a Toolkit,
+    added: &'a ToolList,
 }
 
 impl<'a> ActingNext<'a> {
-    pub(crate) fn new(rest: &'a [Arc<dyn Middleware>], toolkit: &'a Toolkit) -> Self {
-        Self { rest, toolkit }
+    pub(crate) fn new(
+        rest: &'a [Arc<dyn Middleware>],
+        toolkit: &'a Toolkit,
+        added: &'a ToolList,
+    ) -> Self {
+        Self {
+            rest,
+            toolkit,
+            added,
+        }
     }
 
     /// Runs the inner layers with `call`.
@@ -246,9 +261,15 @@ impl<'a> ActingNext<'a> {
                 ActingNext {
                     rest,
                     toolkit: self.toolkit,
+                    added: self.added,
                 },
             ),
             None => Box::pin(async move {
+                // A middleware's tool runs as it is (the toolkit's
+                // per-tool middleware wraps the toolkit's tools only).
+                if let Some(tool) = self.added.added(&call.call.name) {
+                    return tool.call(call.input, call.ctx);
+                }
                 self.toolkit
                     .call_prepared(&call.call.name, call.input, call.ctx)
                     .await
@@ -267,11 +288,64 @@ pub enum ReplyEndAction {
     Continue(String),
 }
 
+/// A reasoning step about to be prepared, as
+/// [`Middleware::on_prepare_reasoning`] sees it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ReasoningPrep<'a> {
+    /// The reply's id.
+    pub reply_id: &'a str,
+    /// Reasoning-acting rounds the reply used so far.
+    pub cur_iter: u32,
+    /// The tool choice of the model call (`None`: the model decides); a
+    /// middleware may change it.
+    pub tool_choice: Option<ToolChoice>,
+    /// Hint texts to add to the reply (as hint blocks, streamed as
+    /// `HINT_BLOCK` events) before the model is called, so the model reads
+    /// them.
+    pub hints: Vec<String>,
+    /// The middlewares' free-form state (the state's `middle_context`);
+    /// each middleware keeps its own entry under a key of its own.
+    pub middle_context: &'a mut serde_json::Map<String, Value>,
+}
+
 /// Hooks into the agent loop. Every method has a pass-through default.
 pub trait Middleware: Send + Sync + Debug {
     /// Rewrites the system prompt.
     fn on_system_prompt(&self, prompt: String) -> String {
         prompt
+    }
+
+    /// Shapes the tools offered to the model: add tools of your own with
+    /// [`ToolList::add`] (they are offered after the others and run when
+    /// the model calls them, through the permission check and `on_acting`)
+    /// or take tools away with [`ToolList::retain`]. Asked when a reply
+    /// starts or resumes and before every reasoning step (so the list may
+    /// change with `state`), each middleware in turn seeing the list the
+    /// previous one left. While a reply runs the conversation is kept with
+    /// the reply, so `state.context` may be empty; the other fields are
+    /// current.
+    fn list_tools(&self, tools: &mut ToolList, state: &AgentState) {
+        let _ = (tools, state);
+    }
+
+    /// Prepares a reasoning step before it runs (before `on_reasoning`):
+    /// read and update your entry of `step.middle_context`, change
+    /// `step.tool_choice`, push hint texts for the model onto
+    /// `step.hints`. Middlewares are asked in order.
+    fn on_prepare_reasoning(&self, step: &mut ReasoningPrep<'_>) {
+        let _ = step;
+    }
+
+    /// Sees every event the reply's loop records, up to and including
+    /// `REPLY_END`, in order, as the agent applies it to the reply; update
+    /// your entry of `middle_context` from them (token usage arrives in
+    /// `MODEL_CALL_END`). `REPLY_START`, and the results a confirmation or
+    /// an external execution brings in before a parked reply's loop goes
+    /// on, are not shown; nor is the end of a parked reply closed by an
+    /// interrupt or a new message.
+    fn on_event(&self, event: &AgentEvent, middle_context: &mut serde_json::Map<String, Value>) {
+        let _ = (event, middle_context);
     }
 
     /// Wraps a whole reply: rewrite `call`, call `next.run(call)`, and map

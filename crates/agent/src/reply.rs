@@ -24,9 +24,10 @@ use crate::error::{AgentError, ContextError};
 use crate::gate::{Decision, EndGate};
 use crate::inject::{ContextUsage, Facts};
 use crate::middleware::{EventStream, ModelCall, ModelNext, ReplyEndAction};
-use crate::middleware::{ReasoningCall, ReasoningCore, ReasoningNext};
+use crate::middleware::{ReasoningCall, ReasoningCore, ReasoningNext, ReasoningPrep};
 use crate::reasoning::{Slot, record, translate, was_interrupted};
 use crate::state::{AgentState, Awaiting, ReplyContext, pending_calls};
+use crate::tool_list::ToolList;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 
@@ -66,6 +67,11 @@ pub(crate) struct Run<'a> {
     pub(crate) hinted_failure: Option<String>,
     /// Set when `on_reply` middleware may swallow the end of the reply.
     pub(crate) gate: Option<Arc<EndGate>>,
+    /// The middlewares' state (the state's `middle_context`, kept here
+    /// while the reply runs so every recorded event can update it).
+    pub(crate) middle: serde_json::Map<String, Value>,
+    /// The tools offered (and the middlewares' tools run) now.
+    pub(crate) tools: ToolList,
 }
 
 /// Runs one reply over the agent's state, sending its events to `tx`.
@@ -122,7 +128,11 @@ pub(crate) async fn run(
         checked: std::collections::HashSet::new(),
         hinted_failure: None,
         gate,
+        middle: std::mem::take(&mut state.middle_context),
+        tools: ToolList::default(),
     };
+    // A resumed reply runs the parked calls before any reasoning step.
+    run.refresh_tools(state);
     run.prompt.push(inner.system_msg());
     if let Some(summary) = summary_msg(&state.summary) {
         run.prompt.push(summary);
@@ -149,6 +159,7 @@ pub(crate) async fn run(
         tracing::debug!(?reason, reply_id = %state.reply_context.reply_id, "reply finished");
     }
     state.context = run.prompt.split_off(run.preamble);
+    state.middle_context = std::mem::take(&mut run.middle);
 }
 
 /// An input refused before anything changed: the reply id to report and why.
@@ -323,7 +334,38 @@ impl Run<'_> {
     /// Emits an event onto the reply.
     pub(crate) async fn emit(&mut self, event: AgentEvent) -> Result<(), AgentError> {
         let last = self.prompt.len() - 1;
+        self.observe(&event);
         self.em.emit(&mut self.prompt[last], event).await
+    }
+
+    /// Shows a recorded event to the middlewares' `on_event`.
+    fn observe(&mut self, event: &AgentEvent) {
+        let inner = self.inner;
+        for m in &inner.middlewares {
+            m.on_event(event, &mut self.middle);
+        }
+    }
+
+    /// Runs `f` on the state with the middlewares' state back in it.
+    fn with_middle<R>(&mut self, state: &mut AgentState, f: impl FnOnce(&AgentState) -> R) -> R {
+        std::mem::swap(&mut state.middle_context, &mut self.middle);
+        let out = f(state);
+        std::mem::swap(&mut state.middle_context, &mut self.middle);
+        out
+    }
+
+    /// Asks the middlewares' `list_tools` for the tools offered now.
+    fn refresh_tools(&mut self, state: &mut AgentState) {
+        let inner = self.inner;
+        let mut tools = ToolList::new(inner.tools_for(state));
+        if !inner.middlewares.is_empty() {
+            self.with_middle(state, |state| {
+                for m in &inner.middlewares {
+                    m.list_tools(&mut tools, state);
+                }
+            });
+        }
+        self.tools = tools;
     }
 
     /// The loop: decide, reason or act, until the reply ends or parks.
@@ -393,18 +435,23 @@ impl Run<'_> {
 
     /// Whether a middleware asks for another round before the reply ends
     /// (never beyond `max_iters`).
-    fn another_round(&mut self, state: &AgentState) -> Option<String> {
+    fn another_round(&mut self, state: &mut AgentState) -> Option<String> {
         if state.reply_context.cur_iter >= self.inner.react.max_iters {
             return None;
         }
         let reply = self.prompt.last()?;
-        self.inner
+        // The middlewares' state goes back into `state` for the hook.
+        std::mem::swap(&mut state.middle_context, &mut self.middle);
+        let text = self
+            .inner
             .middlewares
             .iter()
             .find_map(|m| match m.on_reply_end(reply, state) {
                 ReplyEndAction::Continue(text) => Some(text),
                 ReplyEndAction::Finish => None,
-            })
+            });
+        std::mem::swap(&mut state.middle_context, &mut self.middle);
+        text
     }
 
     /// One reasoning step: inject the runtime state, call the model, stream
@@ -509,8 +556,9 @@ impl Run<'_> {
         state: &mut AgentState,
         request: CompressRequest,
     ) -> Result<CompressOutcome, AgentError> {
+        self.refresh_tools(state);
+        let tools = self.tools.schemas().to_vec();
         let mut context = self.prompt.split_off(self.preamble);
-        let tools = self.inner.tools_for(state);
         let system = self.prompt.swap_remove(0);
         self.prompt.clear();
         let session_id = state.session_id.clone();
@@ -611,10 +659,12 @@ impl Run<'_> {
     /// chunk.
     async fn call_model(
         &mut self,
-        state: &AgentState,
+        state: &mut AgentState,
         choice: Option<ToolChoice>,
     ) -> Result<ChatResponse, AgentError> {
-        let tools = self.inner.tools_for(state);
+        let choice = self.prepare_reasoning(state, choice).await?;
+        self.refresh_tools(state);
+        let tools = self.tools.schemas().to_vec();
         let slot = Slot::default();
         let mut events = {
             // A reply with nothing in it yet is not sent (providers reject
@@ -640,6 +690,7 @@ impl Run<'_> {
                 tracing::warn!(error = %e, "dropping an event that does not fit the reply");
                 continue;
             }
+            self.observe(&event);
             self.em.send(event).await;
         }
         drop(events);
@@ -656,6 +707,43 @@ impl Run<'_> {
         })?;
         crate::reasoning::keep_provider_fields(self.reply(), &last);
         Ok(last)
+    }
+
+    /// The middlewares' `on_prepare_reasoning`: their hints are added to the
+    /// reply; returns the tool choice they leave.
+    async fn prepare_reasoning(
+        &mut self,
+        state: &AgentState,
+        choice: Option<ToolChoice>,
+    ) -> Result<Option<ToolChoice>, AgentError> {
+        if self.inner.middlewares.is_empty() {
+            return Ok(choice);
+        }
+        let reply_id = self.reply_id();
+        let inner = self.inner;
+        let mut step = ReasoningPrep {
+            reply_id: &reply_id,
+            cur_iter: state.reply_context.cur_iter,
+            tool_choice: choice,
+            hints: Vec::new(),
+            middle_context: &mut self.middle,
+        };
+        for m in &inner.middlewares {
+            m.on_prepare_reasoning(&mut step);
+        }
+        let ReasoningPrep {
+            tool_choice, hints, ..
+        } = step;
+        for text in hints {
+            let hint = HintBlockEvent::new(
+                reply_id.clone(),
+                stamp::new_id(),
+                Some(MIDDLEWARE_HINT_SOURCE.to_owned()),
+                RichContent::Text(text),
+            );
+            self.emit(hint.into()).await?;
+        }
+        Ok(tool_choice)
     }
 
     /// `max_iters` reached: one last call without tools asks for a summary.
@@ -746,6 +834,7 @@ impl Run<'_> {
         self.reply()
             .append_event(&end)
             .map_err(|e| AgentError::Internal(e.to_string()))?;
+        self.observe(&end);
         Ok(true)
     }
 

@@ -1,9 +1,12 @@
+mod budget;
 mod common;
 mod conformance;
 mod context;
 mod hitl;
 mod interrupt;
+mod list_tools;
 mod loop_basics;
 mod middleware;
+mod otel;
 mod structured;
 mod wire;
