@@ -121,6 +121,16 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
             "200",
             Some(schema_ref::<ChatTriggerResponse>(g)),
         ),
+        // Oxiscope extension: the caller's token usage and quota.
+        op(
+            "get",
+            "/usage",
+            "usage",
+            &[USER],
+            None,
+            "200",
+            Some(schema_ref::<crate::api::UsageResponse>(g)),
+        ),
         op(
             "get",
             "/credential/schemas",
@@ -588,8 +598,9 @@ fn media_type(path: &str) -> &'static str {
     }
 }
 
-/// Tags whose operations declare no `404` in AgentScope's document.
-const NO_DECLARED_404: &[&str] = &["workspace", "mcp", "skill", "hub"];
+/// Tags whose operations declare no `404` in AgentScope's document (and
+/// our `usage` extension, which has none).
+const NO_DECLARED_404: &[&str] = &["workspace", "mcp", "skill", "hub", "usage"];
 
 /// The name of the API-key scheme in `components.securitySchemes`.
 const API_KEY_SCHEME: &str = "APIKey";

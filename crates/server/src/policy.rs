@@ -34,11 +34,73 @@ pub struct TenantPolicy {
     /// addresses only, and a run on another endpoint ends with an error
     /// naming it.
     pub private_model_endpoints: bool,
+    /// The most tokens (input plus output, as the providers report them)
+    /// one user may spend in [`Self::user_token_quota_window`]
+    /// (`user_token_quota`; `None`, the default: no quota). A chat sent
+    /// when the user is at or over it gets a `429` naming the quota before
+    /// any model is called; a reply that crosses it while running still
+    /// finishes, and the next chat is refused.
+    pub user_token_quota: Option<u64>,
+    /// The window [`Self::user_token_quota`] counts over
+    /// (`user_token_quota_window`: `total`, the default, `day` or `month`,
+    /// UTC calendar periods).
+    pub user_token_quota_window: QuotaWindow,
+}
+
+/// The period a user token quota counts over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaWindow {
+    /// Every token the user ever spent.
+    #[default]
+    Total,
+    /// The current UTC day.
+    Day,
+    /// The current UTC calendar month.
+    Month,
+}
+
+impl QuotaWindow {
+    /// The name used in the policy file and in messages.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Total => "total",
+            Self::Day => "day",
+            Self::Month => "month",
+        }
+    }
+
+    /// The first UTC day (`YYYY-MM-DD`) the window counts from `today`;
+    /// `None` for [`Self::Total`].
+    #[must_use]
+    pub fn since(self, today: chrono::NaiveDate) -> Option<String> {
+        match self {
+            Self::Total => None,
+            Self::Day => Some(today.format("%Y-%m-%d").to_string()),
+            Self::Month => Some(today.format("%Y-%m-01").to_string()),
+        }
+    }
+}
+
+impl std::str::FromStr for QuotaWindow {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "total" => Ok(Self::Total),
+            "day" => Ok(Self::Day),
+            "month" => Ok(Self::Month),
+            other => Err(format!(
+                "unknown quota window {other:?}: expected total, day or month"
+            )),
+        }
+    }
 }
 
 impl Default for TenantPolicy {
     /// Every mode but `bypass`, 4 rules per confirmed call, remote media
-    /// allowed, model endpoints at public addresses only.
+    /// allowed, model endpoints at public addresses only, no token quota.
     fn default() -> Self {
         Self {
             allowed_modes: PermissionMode::ALL
@@ -48,6 +110,8 @@ impl Default for TenantPolicy {
             max_confirm_rules: 4,
             remote_media: true,
             private_model_endpoints: false,
+            user_token_quota: None,
+            user_token_quota_window: QuotaWindow::Total,
         }
     }
 }

@@ -65,6 +65,8 @@ pub struct ServerConfig {
     pub session_titles: crate::service::SessionTitles,
     /// How long a workspace file download token is accepted.
     pub download_token_ttl: Duration,
+    /// Where the agents' trace spans go (`None`: no tracing, no cost).
+    pub span_exporter: Option<std::sync::Arc<dyn oxiscope_agent::otel::SpanExporter>>,
 }
 
 impl ServerConfig {
@@ -89,7 +91,19 @@ impl ServerConfig {
             hub_cache_ttl: Duration::from_secs(300),
             session_titles: crate::service::SessionTitles::Model,
             download_token_ttl: Duration::from_secs(60),
+            span_exporter: None,
         }
+    }
+
+    /// Traces the agents' runs into `exporter` (see
+    /// [`OtlpExporter`](crate::OtlpExporter)).
+    #[must_use]
+    pub fn with_span_exporter(
+        mut self,
+        exporter: std::sync::Arc<dyn oxiscope_agent::otel::SpanExporter>,
+    ) -> Self {
+        self.span_exporter = Some(exporter);
+        self
     }
 
     /// How long workspace file download tokens are accepted.
@@ -188,6 +202,7 @@ struct Inner {
     models: crate::service::models::ModelCache,
     workspaces: Arc<WorkspaceManager>,
     hubs: crate::service::hub::Hubs,
+    metrics: crate::metrics::Metrics,
 }
 
 impl AppState {
@@ -219,6 +234,7 @@ impl AppState {
                 shutdown: CancellationToken::new(),
                 models: crate::service::models::ModelCache::default(),
                 hubs,
+                metrics: crate::metrics::Metrics::default(),
             }),
         }
     }
@@ -266,6 +282,11 @@ impl AppState {
     /// share an id.
     pub async fn load_hubs(&self) -> Result<(), crate::service::HubError> {
         self.inner.hubs.load().await
+    }
+
+    /// The service's counters (served by [`crate::metrics_app`]).
+    pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.inner.metrics
     }
 
     /// The chat models kept between runs.

@@ -5,8 +5,9 @@
 //!
 //! - [`Storage`]: agents, credentials (sealed by the caller), sessions with
 //!   their agent state and a revision, messages, schedules, API-key
-//!   hashes, and users' libraries of installed MCP servers (config sealed
-//!   by the caller) and skills; every read is scoped by the owning user.
+//!   hashes, users' libraries of installed MCP servers (config sealed
+//!   by the caller) and skills, and token usage per session and per user
+//!   and day; every read is scoped by the owning user.
 //! - [`MessageBus`]: per-session run locks (owner token + expiry), a bounded
 //!   replay log per run addressed by [`Cursor`]s, live fan-out, and a
 //!   bounded inbox with a wakeup queue.
@@ -45,6 +46,7 @@ mod error;
 mod record;
 mod sqlite;
 mod storage;
+mod usage;
 
 pub use bus::{
     BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, Release, Retained,
@@ -57,3 +59,4 @@ pub use record::{
 };
 pub use sqlite::{DATABASE_FILE, SqliteStorage};
 pub use storage::{BoxFuture, Storage};
+pub use usage::UsageCounts;

@@ -10,6 +10,7 @@ use crate::record::{
     AgentRecord, ApiKeyRecord, CredentialRecord, McpLibraryRecord, MessagePage, ScheduleRecord,
     SessionRecord, SkillLibraryRecord,
 };
+use crate::usage::UsageCounts;
 
 /// A boxed, sendable future: the trait is used as `Arc<dyn Storage>`, so its
 /// methods return these instead of being `async fn`.
@@ -283,4 +284,37 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         user_id: &'a str,
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool>>;
+
+    /// Adds what a run spent to the session's counts and to the user's
+    /// counts of `day` (a UTC date, `YYYY-MM-DD`), atomically.
+    ///
+    /// # Errors
+    /// The backend's failure (nothing is added then).
+    fn add_usage<'a>(
+        &'a self,
+        user_id: &'a str,
+        session_id: &'a str,
+        day: &'a str,
+        delta: &'a UsageCounts,
+    ) -> BoxFuture<'a, Result<()>>;
+    /// What the user's session has spent; zeros when nothing was counted
+    /// (or the session is another user's).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn session_usage<'a>(
+        &'a self,
+        user_id: &'a str,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<UsageCounts>>;
+    /// What the user has spent on the UTC days from `since` (a
+    /// `YYYY-MM-DD` date; `None` for ever), deleted sessions included.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn user_usage<'a>(
+        &'a self,
+        user_id: &'a str,
+        since: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<UsageCounts>>;
 }

@@ -10,7 +10,8 @@ use anyhow::Context as _;
 use clap::Args;
 use oxiscope_permission::PermissionMode;
 use oxiscope_server::{
-    AppState, AuthMode, HubSource, Sealer, ServerConfig, SessionTitles, TenantPolicy, WorkspaceMode,
+    AppState, AuthMode, HubSource, OtlpConfig, OtlpExporter, Sealer, ServerConfig, SessionTitles,
+    TenantPolicy, WorkspaceMode,
 };
 use oxiscope_storage::{InMemoryBus, SqliteStorage};
 use oxiscope_workspace::{Isolation, SandboxConfig};
@@ -47,7 +48,8 @@ pub(crate) struct ServeArgs {
     /// confirmed call may add; each must be one suggested for it),
     /// `remote_media` (whether messages may name http(s) media for the
     /// server to fetch), `private_model_endpoints` (whether model
-    /// credentials may point at non-public addresses). The flags below
+    /// credentials may point at non-public addresses), `user_token_quota`
+    /// and `user_token_quota_window` (see the flags). The flags below
     /// override it.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
@@ -70,6 +72,25 @@ pub(crate) struct ServeArgs {
     /// metadata.
     #[arg(long)]
     allow_private_model_endpoints: bool,
+    /// The most tokens (input plus output) one user may spend in the
+    /// quota window; a chat sent at or over it is answered 429 before any
+    /// model is called (a reply that crosses it still finishes). No quota
+    /// by default.
+    #[arg(long, value_name = "N")]
+    user_token_quota: Option<u64>,
+    /// What `--user-token-quota` counts over: `total` (the default), the
+    /// current UTC `day` or `month`.
+    #[arg(long, value_name = "WINDOW")]
+    user_token_quota_window: Option<oxiscope_server::QuotaWindow>,
+    /// Serve Prometheus metrics (`GET /metrics`, text format) on
+    /// `--metrics-addr`, a listener of its own: the metrics count every
+    /// tenant's activity, so they are never served on the tenants' address.
+    #[arg(long)]
+    metrics: bool,
+    /// Where `--metrics` listens; unauthenticated, so keep it on loopback
+    /// or a network only the scraper reaches.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9464")]
+    metrics_addr: std::net::SocketAddr,
     /// Events kept per session for late SSE subscribers (the oldest go
     /// first).
     #[arg(long, value_name = "N", default_value_t = 4096)]
@@ -97,6 +118,13 @@ pub(crate) struct ServeArgs {
     /// `excerpt` (no model call).
     #[arg(long, value_enum, default_value_t = TitlesArg::Model)]
     session_titles: TitlesArg,
+    /// Export traces of the agents' runs (GenAI spans) to the OTLP/HTTP
+    /// collector at this base URL (spans go to `URL/v1/traces`, JSON).
+    /// Without it, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` turn tracing on; `OTEL_EXPORTER_OTLP_HEADERS`
+    /// and `OTEL_SERVICE_NAME` apply either way.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     #[command(flatten)]
     log: crate::logging::LogArgs,
 }
@@ -151,6 +179,12 @@ fn tenant_policy(args: &ServeArgs) -> anyhow::Result<TenantPolicy> {
     }
     if args.allow_private_model_endpoints {
         policy.private_model_endpoints = true;
+    }
+    if let Some(quota) = args.user_token_quota {
+        policy.user_token_quota = Some(quota);
+    }
+    if let Some(window) = args.user_token_quota_window {
+        policy.user_token_quota_window = window;
     }
     Ok(policy)
 }
@@ -250,6 +284,20 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         .with_cors_origins(args.cors_origins.clone())
         .with_hubs(args.hubs.iter().map(|h| HubSource::parse(h)).collect())
         .with_listen_addr(addr);
+    let otlp = match OtlpConfig::from_env(args.otlp_endpoint.as_deref()) {
+        Some(otlp) => {
+            eprintln!(
+                "oxiscope serve: exporting traces to {}",
+                otlp.traces_endpoint
+            );
+            Some(OtlpExporter::start(otlp).context("starting the OTLP exporter")?)
+        }
+        None => None,
+    };
+    let config = match &otlp {
+        Some(exporter) => config.with_span_exporter(exporter.clone()),
+        None => config,
+    };
     let state = AppState::new(
         Arc::new(storage),
         Arc::new(InMemoryBus::new()),
@@ -269,7 +317,26 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             "oxiscope serve: requests need `Authorization: Bearer <key>` (oxiscope keys create --user NAME)"
         );
     }
-    oxiscope_server::serve(listener, state, shutdown_signal()).await?;
+    if args.metrics {
+        let metrics = tokio::net::TcpListener::bind(args.metrics_addr)
+            .await
+            .with_context(|| format!("listening on {} (--metrics-addr)", args.metrics_addr))?;
+        eprintln!(
+            "oxiscope serve: metrics on http://{}/metrics (unauthenticated)",
+            metrics.local_addr()?
+        );
+        let metrics_state = state.clone();
+        tokio::spawn(async move {
+            if let Err(e) = oxiscope_server::serve_metrics(metrics, metrics_state).await {
+                tracing::error!(error = %e, "the metrics listener failed");
+            }
+        });
+    }
+    let served = oxiscope_server::serve(listener, state, shutdown_signal()).await;
+    if let Some(exporter) = otlp {
+        exporter.shutdown().await;
+    }
+    served?;
     eprintln!("oxiscope serve: stopped");
     Ok(())
 }
@@ -400,5 +467,39 @@ mod tests {
                 HubSource::Remote("https://hub.example.com/skills.json".into()),
             ]
         );
+    }
+
+    #[test]
+    fn the_token_quota_comes_from_the_file_then_the_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("policy.toml");
+        std::fs::write(
+            &file,
+            "user_token_quota = 5000\nuser_token_quota_window = \"day\"\n",
+        )
+        .unwrap();
+        let from_file = policy(&["--policy", file.to_str().unwrap()]).unwrap();
+        assert_eq!(from_file.user_token_quota, Some(5000));
+        assert_eq!(
+            from_file.user_token_quota_window,
+            oxiscope_server::QuotaWindow::Day
+        );
+        let flags = policy(&[
+            "--policy",
+            file.to_str().unwrap(),
+            "--user-token-quota",
+            "10",
+            "--user-token-quota-window",
+            "month",
+        ])
+        .unwrap();
+        assert_eq!(flags.user_token_quota, Some(10));
+        assert_eq!(
+            flags.user_token_quota_window,
+            oxiscope_server::QuotaWindow::Month
+        );
+        assert_eq!(policy(&[]).unwrap().user_token_quota, None);
+        assert!(policy(&["--user-token-quota-window", "week"]).is_err());
+        assert!(policy(&["--user-token-quota", "-1"]).is_err());
     }
 }

@@ -7,6 +7,7 @@ mod hub;
 mod library;
 mod misc;
 mod session;
+mod usage;
 mod workspace;
 
 pub use agent::{
@@ -33,6 +34,7 @@ pub use session::{
     SessionRecordView, SessionStatus, SessionStatusResponse, SessionView, SessionsQuery,
     StreamQuery, UpdateSessionRequest,
 };
+pub use usage::{UsageResponse, UsageView};
 pub use workspace::{
     AddSkillRequest, DirectoryEntry, DirectoryListing, DirectoryQuery, DownloadTokenResponse,
     FilePathQuery, FileQuery, GitStatus, McpClientBody, McpClientStatus, McpServerConfigBody,

@@ -151,6 +151,9 @@ pub struct SessionView {
     pub status: SessionStatus,
     /// Team details (teams are not supported yet).
     pub team: Option<Value>,
+    /// Oxiscope extension (AgentScope has no usage field): the tokens and
+    /// model calls of the session's committed replies.
+    pub usage: crate::api::UsageView,
 }
 
 /// `GET /sessions/` answer.

@@ -8,12 +8,16 @@ use crate::api::{ChatRequest, ChatTriggerResponse};
 use crate::auth::UserId;
 use crate::error::ApiResult;
 use crate::extract::ApiJson;
-use crate::service::{ChatInput, RunRequest, agent_state, load_session, parse_input, start_run};
+use crate::service::{
+    ChatInput, RunRequest, agent_state, check_quota, load_session, parse_input, start_run,
+};
 use crate::state::AppState;
 
 /// `POST /chat/`: `{status: "started", session_id}`; the events arrive on
 /// the session's stream. A resume sent while a run is active is queued for
-/// it; 429 when the session already has `inbox_limit` inputs queued.
+/// it; 429 when the session already has `inbox_limit` inputs queued, or
+/// when the caller has spent the operator's token quota (checked before
+/// any model is called).
 pub(super) async fn chat(
     State(state): State<AppState>,
     UserId(user): UserId,
@@ -21,6 +25,7 @@ pub(super) async fn chat(
 ) -> ApiResult<Json<ChatTriggerResponse>> {
     let input = parse_input(body.input.clone())?;
     let session = load_session(&state, &user, &body.session_id, &body.agent_id).await?;
+    check_quota(&state, &user).await?;
     if let ChatInput::Confirm(event) = &input {
         state
             .config()

@@ -11,6 +11,7 @@ mod off;
 mod session;
 mod stream;
 mod trace;
+mod usage;
 mod workspace;
 
 use std::sync::Arc;
@@ -106,6 +107,7 @@ pub(crate) const ROUTES: &[Route] = {
             on(m, stream::stream)
         }),
         (Post, "/chat/", |m| on(m, chat::chat)),
+        (Get, "/usage", |m| on(m, usage::usage)),
         (Get, "/hub/mcp", |m| on(m, hub::mcp_hubs)),
         (Get, "/hub/mcp/{hub_id}/cards", |m| on(m, hub::mcp_cards)),
         (Get, "/hub/mcp/{hub_id}/cards/{card_id}", |m| {

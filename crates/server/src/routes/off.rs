@@ -1,5 +1,5 @@
 //! AgentScope routes of features this server does not run: knowledge
-//! bases, schedules, SOPs, channels, realtime voice, TTS. Each answers the
+//! bases, schedules, SOPs, channels, realtime voice. Each answers the
 //! way AgentScope answers for a feature that is turned off — a list route
 //! with an empty list, anything else with `503` and a `detail` saying what
 //! is missing — so a client built for AgentScope (its web UI polls several

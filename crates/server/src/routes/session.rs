@@ -273,11 +273,13 @@ pub(super) async fn list(
         .await?
     {
         let status = session_status(&state, &session).await?;
+        let usage = state.storage().session_usage(&user, &session.id).await?;
         sessions.push(SessionView {
             session: session_view(&session),
             is_running: status == crate::api::SessionStatus::Running,
             status,
             team: None,
+            usage: crate::api::UsageView::from(&usage),
         });
     }
     Ok(Json(ListSessionsResponse {

@@ -128,6 +128,15 @@ pub(crate) async fn build_agent(
     for (server, error) in &mcp.failed {
         tracing::warn!(session = %session.id, %server, "MCP server unavailable: {error}");
     }
+    let builder = match &state.config().span_exporter {
+        Some(exporter) => builder.middleware(crate::otel::session_tracing(
+            Arc::clone(exporter),
+            session,
+            name,
+            model.model_name(),
+        )),
+        None => builder,
+    };
     let agent = builder
         .build()
         .map_err(|e| ApiError::BadRequest(format!("the agent's configuration: {e}")))?;

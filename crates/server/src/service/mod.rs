@@ -9,6 +9,7 @@ pub(crate) mod models;
 mod naming;
 mod run;
 mod sessions;
+mod usage;
 pub(crate) mod workspace;
 
 pub use hub::{HubError, HubSource};
@@ -17,3 +18,4 @@ pub use naming::SessionTitles;
 pub(crate) use naming::default_name;
 pub(crate) use run::{RunRequest, forget_session, interrupt, start_run};
 pub(crate) use sessions::{agent_state, load_session, session_status, session_view};
+pub(crate) use usage::{check_quota, user_usage};

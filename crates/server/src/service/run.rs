@@ -24,6 +24,7 @@ use super::build::build_agent;
 use super::input::{ChatInput, next_queued};
 use super::naming::{self, Namer};
 use super::sessions::agent_state;
+use super::usage::RunTally;
 use crate::error::{ApiError, ApiResult};
 use crate::pyjson::to_python_json;
 use crate::state::{ActiveRun, AppState};
@@ -185,6 +186,8 @@ async fn prepare(
 struct Runner {
     agent: Agent,
     namer: Option<Namer>,
+    /// The session's owner, whose usage the runs add to.
+    user_id: String,
 }
 
 impl Runner {
@@ -193,7 +196,11 @@ impl Runner {
             user_id: session.user_id.clone(),
             model,
         });
-        Self { agent, namer }
+        Self {
+            agent,
+            namer,
+            user_id: session.user_id.clone(),
+        }
     }
 }
 
@@ -316,11 +323,13 @@ async fn serve(
             },
         };
         let agent = &runner.agent;
-        let mut ended = false;
+        let mut tally = RunTally::start(state, &runner.user_id, session_id);
         let outcome = run_once(
-            state, session_id, agent, revision, input, cancel, &mut ended,
+            state, session_id, agent, revision, input, cancel, &mut tally,
         )
         .await;
+        let ended = tally.ended;
+        tally.finish(state, outcome.is_err()).await;
         match outcome {
             Ok(true) => name_session(state, session_id, runner).await,
             Ok(false) => {}
@@ -400,9 +409,11 @@ async fn publish_failure(state: &AppState, session_id: &str, agent: &Agent, mess
 
 /// One reply: new messages are stored with the state before the model is
 /// called (a crash keeps them), events are published as they come, the
-/// reply message and state are committed at the end. `ended` turns true
-/// once the reply's last event is published; the result says whether that
-/// event ended a completed reply (not parked, interrupted or failed).
+/// reply message and state are committed at the end. `tally` counts the
+/// events (model calls and their usage, tool results, the outcome); its
+/// `ended` turns true once the reply's last event is published. The result
+/// says whether that event ended a completed reply (not parked,
+/// interrupted or failed).
 ///
 /// A resume's input (a confirmation or external results) is echoed on the
 /// stream first, as AgentScope does. The reply's last event (its end, or
@@ -416,7 +427,7 @@ async fn run_once(
     revision: &mut i64,
     input: ReplyInput,
     cancel: &CancellationToken,
-    ended: &mut bool,
+    tally: &mut RunTally,
 ) -> Result<bool, String> {
     let bus = state.bus();
     let limit = state.config().replay_limit;
@@ -451,6 +462,7 @@ async fn run_once(
     let mut last: Option<String> = None;
     let mut completed = false;
     while let Some(event) = stream.next().await {
+        tally.observe(&event);
         let is_last = matches!(
             event,
             AgentEvent::ReplyEnd(_)
@@ -477,7 +489,7 @@ async fn run_once(
             bus.publish(session_id, held.into(), limit)
                 .await
                 .map_err(|e| e.to_string())?;
-            *ended = true;
+            tally.ended = true;
         }
         if is_last {
             last = Some(payload);
@@ -493,6 +505,7 @@ async fn run_once(
     // A failed commit leaves the end unpublished: the caller ends the
     // stream with the error instead.
     commit(state, session_id, agent, revision, &pending).await?;
+    tally.record(state).await;
     bus.checkpoint(session_id)
         .await
         .map_err(|e| e.to_string())?;
@@ -500,7 +513,7 @@ async fn run_once(
         bus.publish(session_id, held.into(), limit)
             .await
             .map_err(|e| e.to_string())?;
-        *ended = true;
+        tally.ended = true;
     }
     Ok(completed)
 }

@@ -153,6 +153,10 @@ impl InMemoryBus {
 }
 
 impl MessageBus for InMemoryBus {
+    fn depth(&self) -> Option<Retained> {
+        Some(self.retained())
+    }
+
     fn try_lock<'a>(
         &'a self,
         session_id: &'a str,

@@ -209,4 +209,11 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The backend's failure.
     fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>>;
+
+    /// What the bus holds now (sessions, replayable events, queued inputs,
+    /// subscribers), for metrics; `None` when the backend cannot tell
+    /// cheaply.
+    fn depth(&self) -> Option<Retained> {
+        None
+    }
 }

@@ -9,6 +9,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/0001_init.sql")),
     (2, include_str!("../../migrations/0002_unique_sessions.sql")),
     (3, include_str!("../../migrations/0003_library.sql")),
+    (4, include_str!("../../migrations/0004_usage.sql")),
 ];
 
 /// Applies the migrations the database has not seen yet.

@@ -5,6 +5,7 @@ mod migrate;
 mod records;
 mod sessions;
 mod storage_impl;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;

@@ -11,6 +11,7 @@ use crate::record::{
     SessionRecord, SkillLibraryRecord,
 };
 use crate::storage::{BoxFuture, Storage};
+use crate::usage::UsageCounts;
 
 impl Storage for SqliteStorage {
     fn ping(&self) -> BoxFuture<'_, Result<()>> {
@@ -213,5 +214,31 @@ impl Storage for SqliteStorage {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool>> {
         Box::pin(self.library_delete(LibraryTable::Skill, user_id, id))
+    }
+
+    fn add_usage<'a>(
+        &'a self,
+        user_id: &'a str,
+        session_id: &'a str,
+        day: &'a str,
+        delta: &'a UsageCounts,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.usage_add(user_id, session_id, day, delta))
+    }
+
+    fn session_usage<'a>(
+        &'a self,
+        user_id: &'a str,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<UsageCounts>> {
+        Box::pin(self.usage_of_session(user_id, session_id))
+    }
+
+    fn user_usage<'a>(
+        &'a self,
+        user_id: &'a str,
+        since: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<UsageCounts>> {
+        Box::pin(self.usage_of_user(user_id, since))
     }
 }

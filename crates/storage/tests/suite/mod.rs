@@ -2,3 +2,4 @@ mod bus;
 mod bus_limits;
 mod library;
 mod sqlite;
+mod usage;

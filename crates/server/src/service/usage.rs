@@ -1,0 +1,186 @@
+//! Usage accounting and the user token quota: what a run spent is summed
+//! from its events and added to the store after its commit; a chat is
+//! refused while its user is at or over the operator's quota.
+
+use std::time::Instant;
+
+use oxiscope_message::{AgentEvent, ReplyFinishedReason};
+use oxiscope_storage::UsageCounts;
+
+use crate::api::{UsageResponse, UsageView};
+use crate::error::{ApiError, ApiResult};
+use crate::metrics::{Outcome, RunCounts};
+use crate::policy::QuotaWindow;
+use crate::state::AppState;
+
+/// Today's date in UTC, the day usage is counted on.
+pub(crate) fn today() -> chrono::NaiveDate {
+    chrono::Utc::now().date_naive()
+}
+
+/// What one run (one reply) has spent so far, from its events.
+#[derive(Debug)]
+pub(crate) struct RunTally {
+    /// Whether the reply's last event has been published.
+    pub(crate) ended: bool,
+    user_id: String,
+    session_id: String,
+    /// Whether the usage is in the store already.
+    recorded: bool,
+    started: Instant,
+    counts: RunCounts,
+    outcome: Option<Outcome>,
+}
+
+impl RunTally {
+    /// A run of the user's session that starts now (counted in the
+    /// metrics).
+    pub(crate) fn start(state: &AppState, user_id: &str, session_id: &str) -> Self {
+        state.metrics().run_started();
+        Self {
+            ended: false,
+            user_id: user_id.to_owned(),
+            session_id: session_id.to_owned(),
+            recorded: false,
+            started: Instant::now(),
+            counts: RunCounts::default(),
+            outcome: None,
+        }
+    }
+
+    /// Counts an event of the run.
+    pub(crate) fn observe(&mut self, event: &AgentEvent) {
+        let c = &mut self.counts;
+        match event {
+            AgentEvent::ModelCallEnd(end) => {
+                c.model_calls += 1;
+                c.input_tokens = c.input_tokens.saturating_add(end.input_tokens);
+                c.output_tokens = c.output_tokens.saturating_add(end.output_tokens);
+                c.cache_read_tokens = c.cache_read_tokens.saturating_add(end.cache_input_tokens);
+                c.cache_write_tokens = c
+                    .cache_write_tokens
+                    .saturating_add(end.cache_creation_input_tokens);
+            }
+            AgentEvent::ToolResultEnd(_) => c.tool_calls += 1,
+            AgentEvent::ReplyEnd(end) => {
+                self.outcome = Some(match end.finished_reason {
+                    ReplyFinishedReason::Completed => Outcome::Completed,
+                    ReplyFinishedReason::Interrupted => Outcome::Interrupted,
+                    ReplyFinishedReason::ExceedMaxIters => Outcome::MaxIters,
+                    ReplyFinishedReason::Error => Outcome::Error,
+                });
+            }
+            AgentEvent::RequireUserConfirm(_) | AgentEvent::RequireExternalExecution(_) => {
+                self.outcome = Some(Outcome::Awaiting);
+            }
+            _ => {}
+        }
+    }
+
+    /// The store's counts of this run.
+    fn usage(&self) -> UsageCounts {
+        let c = &self.counts;
+        UsageCounts {
+            input_tokens: c.input_tokens,
+            output_tokens: c.output_tokens,
+            cache_read_tokens: c.cache_read_tokens,
+            cache_write_tokens: c.cache_write_tokens,
+            model_calls: c.model_calls,
+            runs: 1,
+        }
+    }
+
+    /// Adds what the run spent to the session's and the user's usage,
+    /// once: called right after the reply's commit, before its last event
+    /// is published, so a client that saw the end reads the new totals. A
+    /// storage failure is logged; the reply stands.
+    pub(crate) async fn record(&mut self, state: &AppState) {
+        if self.recorded {
+            return;
+        }
+        self.recorded = true;
+        let day = today().format("%Y-%m-%d").to_string();
+        let usage = self.usage();
+        if let Err(e) = state
+            .storage()
+            .add_usage(&self.user_id, &self.session_id, &day, &usage)
+            .await
+        {
+            tracing::error!(
+                session_id = self.session_id,
+                error = %e,
+                "recording the run's usage failed"
+            );
+        }
+    }
+
+    /// Ends the run: records its usage if the run failed before doing so
+    /// (the tokens were spent either way) and counts it in the metrics.
+    /// `failed`: the service failed around the reply (storage, bus).
+    pub(crate) async fn finish(mut self, state: &AppState, failed: bool) {
+        self.record(state).await;
+        let outcome = if failed {
+            Outcome::Failed
+        } else {
+            self.outcome.unwrap_or(Outcome::Failed)
+        };
+        state
+            .metrics()
+            .run_finished(outcome, self.started.elapsed(), &self.counts);
+    }
+}
+
+/// The user's tokens in the quota's window, and the quota.
+async fn window_usage(state: &AppState, user_id: &str) -> ApiResult<(UsageCounts, QuotaWindow)> {
+    let window = state.config().policy.user_token_quota_window;
+    let since = window.since(today());
+    let used = state
+        .storage()
+        .user_usage(user_id, since.as_deref())
+        .await?;
+    Ok((used, window))
+}
+
+/// `429` when the user has spent the operator's token quota, checked
+/// before a chat calls any model.
+///
+/// # Errors
+/// [`ApiError::TooManyRequests`] naming the quota; the store's failure.
+pub(crate) async fn check_quota(state: &AppState, user_id: &str) -> ApiResult<()> {
+    let Some(quota) = state.config().policy.user_token_quota else {
+        return Ok(());
+    };
+    let (used, window) = window_usage(state, user_id).await?;
+    let spent = used.total_tokens();
+    if spent < quota {
+        return Ok(());
+    }
+    state.metrics().quota_refused();
+    let period = match window {
+        QuotaWindow::Total => "in total",
+        QuotaWindow::Day => "today (UTC)",
+        QuotaWindow::Month => "this month (UTC)",
+    };
+    Err(ApiError::TooManyRequests(format!(
+        "Token quota exceeded: {spent} of {quota} tokens used {period} (operator policy \
+         user_token_quota, window {}).",
+        window.as_str()
+    )))
+}
+
+/// The caller's usage: all time, in the quota's window, and the quota.
+///
+/// # Errors
+/// The store's failure.
+pub(crate) async fn user_usage(state: &AppState, user_id: &str) -> ApiResult<UsageResponse> {
+    let total = state.storage().user_usage(user_id, None).await?;
+    let (window_used, window) = window_usage(state, user_id).await?;
+    let quota = state.config().policy.user_token_quota;
+    Ok(UsageResponse {
+        total: UsageView::from(&total),
+        window: window.as_str().to_owned(),
+        window_usage: UsageView::from(&window_used),
+        token_quota: quota,
+        remaining_tokens: quota.map(|q| q.saturating_sub(window_used.total_tokens())),
+    })
+}
