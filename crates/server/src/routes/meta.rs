@@ -18,18 +18,7 @@ pub(super) async fn models(
         .provider
         .parse()
         .map_err(|_| ApiError::NotFound(format!("Unknown provider {}", query.provider)))?;
-    let cards = kind
-        .list_models()
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let models: Vec<Value> = cards
-        .iter()
-        .map(serde_json::to_value)
-        .collect::<Result<_, _>>()
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(Json(ListModelsResponse {
-        total: models.len(),
-        models,
-    }))
+    card_list(kind.list_models())
 }
 
 /// `GET /embedding-model/?provider=`: the embedding model cards of a
@@ -37,22 +26,7 @@ pub(super) async fn models(
 pub(super) async fn embedding_models(
     ApiQuery(query): ApiQuery<ModelQuery>,
 ) -> ApiResult<Json<ListModelsResponse>> {
-    let kind: CredentialType = query
-        .provider
-        .parse()
-        .map_err(|_| ApiError::NotFound(format!("Provider '{}' not found.", query.provider)))?;
-    let cards = kind
-        .list_embedding_models()
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let models: Vec<Value> = cards
-        .iter()
-        .map(serde_json::to_value)
-        .collect::<Result<_, _>>()
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(Json(ListModelsResponse {
-        total: models.len(),
-        models,
-    }))
+    card_list(provider(&query)?.list_embedding_models())
 }
 
 /// `GET /tts-model/?provider=`: the TTS model cards of a credential type
@@ -60,13 +34,22 @@ pub(super) async fn embedding_models(
 pub(super) async fn tts_models(
     ApiQuery(query): ApiQuery<ModelQuery>,
 ) -> ApiResult<Json<ListModelsResponse>> {
-    let kind: CredentialType = query
+    card_list(provider(&query)?.list_tts_models())
+}
+
+/// The credential type `provider` names; AgentScope's 404 otherwise.
+fn provider(query: &ModelQuery) -> ApiResult<CredentialType> {
+    query
         .provider
         .parse()
-        .map_err(|_| ApiError::NotFound(format!("Provider '{}' not found.", query.provider)))?;
-    let cards = kind
-        .list_tts_models()
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        .map_err(|_| ApiError::NotFound(format!("Provider '{}' not found.", query.provider)))
+}
+
+/// Cards as a `{models, total}` page.
+fn card_list<T: serde::Serialize, E: std::fmt::Display>(
+    cards: Result<Vec<T>, E>,
+) -> ApiResult<Json<ListModelsResponse>> {
+    let cards = cards.map_err(|e| ApiError::Internal(e.to_string()))?;
     let models: Vec<Value> = cards
         .iter()
         .map(serde_json::to_value)
