@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use oxiscope_agent::otel::{
-    AttrValue, Attributes, SpanData, SpanExporter, SpanKind, TracingMiddleware,
+    AttrValue, Attributes, SpanContext, SpanData, SpanExporter, SpanKind, TracingMiddleware,
     encode_export_request,
 };
 use oxiscope_http::{HttpClient, RetryPolicy};
@@ -323,6 +323,7 @@ pub(crate) fn session_tracing(
     session: &oxiscope_storage::SessionRecord,
     agent_name: &str,
     model_name: &str,
+    parent: Option<SpanContext>,
 ) -> TracingMiddleware {
     let provider = session
         .config
@@ -338,7 +339,16 @@ pub(crate) fn session_tracing(
     if let Some(provider) = provider {
         middleware = middleware.with_provider(provider);
     }
-    let middleware = middleware.with_run_span("session_run", SpanKind::Server);
+    // Under the chat request's span when a request started the run; the
+    // root of its own trace otherwise (a queued input served later).
+    let kind = match parent {
+        Some(parent) => {
+            middleware = middleware.with_parent(parent);
+            SpanKind::Internal
+        }
+        None => SpanKind::Server,
+    };
+    let middleware = middleware.with_run_span("session_run", kind);
     if let Some(run) = middleware.parent() {
         tracing::info!(trace_id = %run.trace_id, span_id = %run.span_id, session_id = %session.id, "tracing the run");
     }

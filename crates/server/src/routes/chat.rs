@@ -2,6 +2,8 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
+use oxiscope_agent::otel::{SpanContext, SpanData, SpanKind};
 
 use super::agent::agent_not_found;
 use crate::api::{ChatRequest, ChatTriggerResponse};
@@ -18,14 +20,53 @@ use crate::state::AppState;
 /// it; 429 when the session already has `inbox_limit` inputs queued, or
 /// when the caller has spent the operator's token quota (checked before
 /// any model is called).
+///
+/// With tracing on, the request is a span (under the caller's W3C
+/// `traceparent` when it sends one) and the run's spans hang under it.
 pub(super) async fn chat(
     State(state): State<AppState>,
     UserId(user): UserId,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<ChatRequest>,
 ) -> ApiResult<Json<ChatTriggerResponse>> {
+    let Some(exporter) = state.config().span_exporter.clone() else {
+        return start(&state, &user, body, None).await;
+    };
+    let caller = headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .and_then(SpanContext::from_traceparent);
+    let mut span = SpanData::start("POST /chat/", SpanKind::Server, caller);
+    span.set("http.request.method", "POST");
+    span.set("http.route", "/chat/");
+    span.set("enduser.id", user.as_str());
+    span.set("gen_ai.conversation.id", body.session_id.as_str());
+    span.set("gen_ai.agent.id", body.agent_id.as_str());
+    let outcome = start(&state, &user, body, Some(span.context)).await;
+    match &outcome {
+        Ok(_) => span.set("http.response.status_code", 200_i64),
+        Err(e) => {
+            let status = i64::from(e.status().as_u16());
+            span.set("http.response.status_code", status);
+            if status >= 500 {
+                span.fail("http", e.to_string());
+            }
+        }
+    }
+    span.end();
+    exporter.export(span);
+    outcome
+}
+
+async fn start(
+    state: &AppState,
+    user: &str,
+    body: ChatRequest,
+    trace: Option<SpanContext>,
+) -> ApiResult<Json<ChatTriggerResponse>> {
     let input = parse_input(body.input.clone())?;
-    let session = load_session(&state, &user, &body.session_id, &body.agent_id).await?;
-    check_quota(&state, &user).await?;
+    let session = load_session(state, user, &body.session_id, &body.agent_id).await?;
+    check_quota(state, user).await?;
     if let ChatInput::Confirm(event) = &input {
         state
             .config()
@@ -34,14 +75,14 @@ pub(super) async fn chat(
     }
     let agent = state
         .storage()
-        .get_agent(&user, &body.agent_id)
+        .get_agent(user, &body.agent_id)
         .await?
         .ok_or_else(|| agent_not_found(&body.agent_id))?;
     start_run(
-        &state,
+        state,
         &agent,
         session,
-        RunRequest::Chat(Box::new(input), body.input),
+        RunRequest::Chat(Box::new(input), body.input, trace),
     )
     .await?;
     Ok(Json(ChatTriggerResponse {

@@ -26,6 +26,7 @@ pub(crate) async fn build_agent(
     agent: &AgentRecord,
     session: &SessionRecord,
     agent_state: AgentState,
+    trace: Option<oxiscope_agent::otel::SpanContext>,
 ) -> ApiResult<(Agent, Arc<dyn DynChatModel>)> {
     // Media files come from the session's workspace only; downloads from
     // public addresses only, and only when the operator allows them.
@@ -134,6 +135,7 @@ pub(crate) async fn build_agent(
             session,
             name,
             model.model_name(),
+            trace,
         )),
         None => builder,
     };

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use futures_util::StreamExt;
+use oxiscope_agent::otel::SpanContext;
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
 use oxiscope_message::{
     AgentEvent, ErrorInfo, ErrorType, ReplyEndEvent, ReplyFinishedReason, UserInterruptEvent,
@@ -32,8 +33,9 @@ use crate::state::{ActiveRun, AppState};
 /// What to start a run with.
 #[derive(Debug)]
 pub(crate) enum RunRequest {
-    /// A `POST /chat/` input, and its JSON for queueing.
-    Chat(Box<ChatInput>, Option<Value>),
+    /// A `POST /chat/` input, its JSON for queueing, and the request's
+    /// span (the run's spans hang under it when tracing is on).
+    Chat(Box<ChatInput>, Option<Value>, Option<SpanContext>),
     /// Close the parked reply.
     Interrupt,
 }
@@ -55,7 +57,7 @@ pub(crate) async fn start_run(
     let ttl = state.config().lock_ttl;
     let Some(lease) = state.bus().try_lock(&session.id, ttl).await? else {
         return match request {
-            RunRequest::Chat(input, raw) if input.resume_reply_id().is_some() => {
+            RunRequest::Chat(input, raw, _) if input.resume_reply_id().is_some() => {
                 queue(state, agent, &session, raw.unwrap_or(Value::Null)).await
             }
             _ => Err(ApiError::Conflict(
@@ -131,7 +133,7 @@ async fn serve_inbox(
 ) {
     let built = async {
         let fresh = reload(state, session).await?;
-        let built = build_agent(state, agent, &fresh, agent_state(&fresh)?).await?;
+        let built = build_agent(state, agent, &fresh, agent_state(&fresh)?, None).await?;
         Ok::<_, ApiError>((Runner::new(&fresh, built), fresh.revision))
     }
     .await;
@@ -163,6 +165,7 @@ async fn prepare(
     request: RunRequest,
 ) -> ApiResult<(Runner, ReplyInput)> {
     let current = agent_state(session)?;
+    let mut trace = None;
     let input = match request {
         RunRequest::Interrupt => {
             if !current.is_parked() {
@@ -172,12 +175,13 @@ async fn prepare(
                 current.reply_context.reply_id.clone(),
             ))
         }
-        RunRequest::Chat(input, _) => {
+        RunRequest::Chat(input, _, span) => {
             check_resume(&current, &input)?;
+            trace = span;
             ReplyInput::from(*input)
         }
     };
-    let built = build_agent(state, agent, session, current).await?;
+    let built = build_agent(state, agent, session, current, trace).await?;
     Ok((Runner::new(session, built), input))
 }
 

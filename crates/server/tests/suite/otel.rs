@@ -51,11 +51,19 @@ async fn a_chat_run_is_traced_with_the_session_and_user() {
     let names: Vec<_> = spans.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
-        ["chat gpt-4.1", "invoke_agent Friday", "session_run"]
+        [
+            "POST /chat/",
+            "chat gpt-4.1",
+            "invoke_agent Friday",
+            "session_run"
+        ]
     );
-    let (chat, reply, run) = (&spans[0], &spans[1], &spans[2]);
-    assert_eq!(run.kind, SpanKind::Server);
-    assert_eq!(run.parent_span_id, None);
+    let (request, chat, reply, run) = (&spans[0], &spans[1], &spans[2], &spans[3]);
+    // The HTTP request's span is the run's parent.
+    assert_eq!(request.kind, SpanKind::Server);
+    assert_eq!(request.parent_span_id, None);
+    assert_eq!(run.kind, SpanKind::Internal);
+    assert_eq!(run.parent_span_id, Some(request.context.span_id));
     assert_eq!(reply.parent_span_id, Some(run.context.span_id));
     assert_eq!(chat.parent_span_id, Some(reply.context.span_id));
     for span in &spans {
@@ -66,6 +74,9 @@ async fn a_chat_run_is_traced_with_the_session_and_user() {
         );
         assert_eq!(str_attr(span, "enduser.id"), Some("u"));
         assert_eq!(str_attr(span, "gen_ai.agent.id"), Some(s.agent_id.as_str()));
+    }
+    // The provider is known from the run on (the request names none).
+    for span in &spans[1..] {
         assert_eq!(str_attr(span, "gen_ai.provider.name"), Some("openai"));
     }
     assert_eq!(str_attr(chat, "gen_ai.request.model"), Some("gpt-4.1"));
@@ -308,9 +319,17 @@ async fn a_traced_chat_is_exported_end_to_end() {
     let names: Vec<_> = spans.iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["chat gpt-4.1", "invoke_agent Friday", "session_run"]
+        [
+            "POST /chat/",
+            "chat gpt-4.1",
+            "invoke_agent Friday",
+            "session_run"
+        ]
     );
-    let trace = &spans[2]["trace_id"];
+    let request = spans.remove(0);
+    assert_eq!(request["parent_span_id"], "");
+    assert_eq!(spans[2]["parent_span_id"], request["span_id"]);
+    let trace = &request["trace_id"];
     for span in &spans {
         assert_eq!(&span["trace_id"], trace);
         assert_eq!(span["attributes"]["gen_ai.conversation.id"], s.session_id);
@@ -318,11 +337,69 @@ async fn a_traced_chat_is_exported_end_to_end() {
     }
     assert_eq!(spans[0]["parent_span_id"], spans[1]["span_id"]);
     assert_eq!(spans[1]["parent_span_id"], spans[2]["span_id"]);
-    assert_eq!(spans[2]["parent_span_id"], "");
     assert_eq!(spans[0]["attributes"]["gen_ai.operation.name"], "chat");
     assert_eq!(spans[0]["attributes"]["gen_ai.usage.input_tokens"], 10);
     assert_eq!(
         spans[0]["attributes"]["gen_ai.response.finish_reasons"],
         json!(["stop"])
     );
+}
+
+#[tokio::test]
+async fn a_callers_traceparent_parents_the_request_and_its_run() {
+    let exporter = InMemoryExporter::new();
+    let sink: Arc<dyn SpanExporter> = Arc::new(exporter.clone());
+    let h = Harness::start_custom(AuthMode::DevHeader, move |c| c.with_span_exporter(sink)).await;
+    let s = h.setup("u").await;
+    h.fake.push(text_answer("Hello"));
+    let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let body = json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": user_msg("Hi")});
+    let res = h
+        .http
+        .post(format!("{}/chat/", h.base))
+        .header("x-user-id", "u")
+        .header("traceparent", caller)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(h.wait_not_running("u", &s).await, "idle");
+    let spans = wait_for_span(&exporter, "session_run").await;
+    let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
+    let run = spans.iter().find(|s| s.name == "session_run").unwrap();
+    let theirs = SpanContext::from_traceparent(caller).unwrap();
+    assert_eq!(request.context.trace_id, theirs.trace_id);
+    assert_eq!(request.parent_span_id, Some(theirs.span_id));
+    assert_eq!(run.parent_span_id, Some(request.context.span_id));
+    for span in &spans {
+        assert_eq!(span.context.trace_id, theirs.trace_id);
+    }
+    assert_eq!(
+        request.attribute("http.response.status_code"),
+        Some(&AttrValue::Int(200))
+    );
+
+    // A garbled traceparent starts a new trace instead.
+    let _ = exporter.take();
+    h.fake.push(text_answer("Again"));
+    let res = h
+        .http
+        .post(format!("{}/chat/", h.base))
+        .header("x-user-id", "u")
+        .header("traceparent", "00-zz-zz-01")
+        .header("content-type", "application/json")
+        .body(
+            json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": user_msg("More")})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let spans = wait_for_span(&exporter, "session_run").await;
+    let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
+    assert_eq!(request.parent_span_id, None);
+    assert_ne!(request.context.trace_id, theirs.trace_id);
 }
