@@ -34,6 +34,7 @@ pub mod openai_chat;
 #[cfg(feature = "openai_response")]
 pub mod openai_response;
 mod registry;
+mod wire;
 
 pub use factory::{ModelConfig, chat_model, chat_model_with};
 pub use media::{

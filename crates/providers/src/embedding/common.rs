@@ -4,8 +4,10 @@
 use std::num::NonZeroU32;
 
 use oxiscope_http::{Error as HttpError, HttpClient};
-use oxiscope_model::{Credential, ModelError};
+use oxiscope_model::ModelError;
 use serde_json::Value;
+
+pub(super) use crate::wire::{ReadBody, invalid, own_client, wrong_credential};
 
 /// Settings every embedding model has: its client, name, vector size and
 /// how requests are split.
@@ -28,23 +30,6 @@ impl Settings {
             concurrency: oxiscope_model::DEFAULT_EMBEDDING_CONCURRENCY,
         }
     }
-}
-
-/// The shared HTTP client, for a model that was given none.
-pub(super) fn own_client() -> Result<HttpClient, ModelError> {
-    HttpClient::shared().map_err(|e| invalid(format!("cannot build the HTTP client: {e}")))
-}
-
-pub(super) fn invalid(message: String) -> ModelError {
-    ModelError::InvalidRequest { message }
-}
-
-/// The error for a credential of the wrong type.
-pub(super) fn wrong_credential(needs: &str, credential: &Credential) -> ModelError {
-    invalid(format!(
-        "{needs}, not a {}",
-        credential.credential_type().as_str()
-    ))
 }
 
 /// `url` without its trailing `/`s.
@@ -70,49 +55,9 @@ pub(super) fn path_safe_model(provider: &str, model: &str) -> Result<(), ModelEr
     }
 }
 
-/// An HTTP failure of a call to `provider`; `read_body` turns an error
-/// body into the provider's `(code, message)`.
-pub(super) fn from_http(
-    err: HttpError,
-    provider: &str,
-    read_body: fn(&str) -> (Option<String>, Option<String>),
-) -> ModelError {
-    match err {
-        HttpError::RefusedAddress {
-            url,
-            address,
-            reason,
-        } => invalid(format!(
-            "the model endpoint {url} resolves to {reason} ({address}), and model endpoints \
-             are restricted to public addresses here; nothing was sent to it"
-        )),
-        HttpError::Status(status) => {
-            let (code, message) = read_body(&status.body);
-            let message = message.unwrap_or_else(|| {
-                let body = status.body.trim();
-                if body.is_empty() {
-                    format!("HTTP {} with an empty body", status.status.as_u16())
-                } else {
-                    body.to_owned()
-                }
-            });
-            ModelError::Provider {
-                provider: provider.to_owned(),
-                status: status.status.as_u16(),
-                code,
-                message,
-                request_id: status.request_id.clone(),
-                retry_after: status.retry_after,
-            }
-        }
-        HttpError::Connect { .. } | HttpError::Timeout { .. } => ModelError::Connection {
-            message: err.to_string(),
-        },
-        HttpError::Build { .. } | HttpError::InvalidRequest { .. } => invalid(err.to_string()),
-        other => ModelError::Stream {
-            message: format!("cannot read the {provider} embedding response: {other}"),
-        },
-    }
+/// An HTTP failure of an embedding call to `provider`.
+pub(super) fn from_http(err: HttpError, provider: &str, read_body: ReadBody) -> ModelError {
+    crate::wire::from_http(err, provider, read_body, "embedding response")
 }
 
 /// A string or number as text.

@@ -6,28 +6,10 @@ use std::time::Instant;
 
 use base64::Engine as _;
 use futures_util::stream::{self, StreamExt};
-use oxiscope_http::{BodyStream, Error as HttpError, HttpClient, SseEvent, SseStream};
-use oxiscope_model::{AudioChunk, Credential, ModelError, TtsEvent, TtsStream, TtsUsage};
+use oxiscope_http::{BodyStream, Error as HttpError, SseEvent, SseStream};
+use oxiscope_model::{AudioChunk, ModelError, TtsEvent, TtsStream, TtsUsage};
 
-/// Reads a provider's error body into `(code, message)`.
-pub(super) type ReadBody = fn(&str) -> (Option<String>, Option<String>);
-
-/// The shared HTTP client, for a model that was given none.
-pub(super) fn own_client() -> Result<HttpClient, ModelError> {
-    HttpClient::shared().map_err(|e| invalid(format!("cannot build the HTTP client: {e}")))
-}
-
-pub(super) fn invalid(message: String) -> ModelError {
-    ModelError::InvalidRequest { message }
-}
-
-/// The error for a credential of the wrong type.
-pub(super) fn wrong_credential(needs: &str, credential: &Credential) -> ModelError {
-    invalid(format!(
-        "{needs}, not a {}",
-        credential.credential_type().as_str()
-    ))
-}
+pub(super) use crate::wire::{ReadBody, invalid, own_client, wrong_credential};
 
 /// `url` without its trailing `/`s.
 pub(super) fn trimmed(url: &str) -> String {
@@ -49,44 +31,9 @@ pub(super) fn decode_base64(provider: &str, data: &str) -> Result<Vec<u8>, Model
         .map_err(|e| malformed(provider, &format!("audio that is not base64 ({e})")))
 }
 
-/// An HTTP failure of a call to `provider`.
+/// An HTTP failure of a speech call to `provider`.
 pub(super) fn from_http(err: HttpError, provider: &str, read_body: ReadBody) -> ModelError {
-    match err {
-        HttpError::RefusedAddress {
-            url,
-            address,
-            reason,
-        } => invalid(format!(
-            "the model endpoint {url} resolves to {reason} ({address}), and model endpoints \
-             are restricted to public addresses here; nothing was sent to it"
-        )),
-        HttpError::Status(status) => {
-            let (code, message) = read_body(&status.body);
-            let message = message.unwrap_or_else(|| {
-                let body = status.body.trim();
-                if body.is_empty() {
-                    format!("HTTP {} with an empty body", status.status.as_u16())
-                } else {
-                    body.to_owned()
-                }
-            });
-            ModelError::Provider {
-                provider: provider.to_owned(),
-                status: status.status.as_u16(),
-                code,
-                message,
-                request_id: status.request_id.clone(),
-                retry_after: status.retry_after,
-            }
-        }
-        HttpError::Connect { .. } | HttpError::Timeout { .. } => ModelError::Connection {
-            message: err.to_string(),
-        },
-        HttpError::Build { .. } | HttpError::InvalidRequest { .. } => invalid(err.to_string()),
-        other => ModelError::Stream {
-            message: format!("the {provider} speech stream broke: {other}"),
-        },
-    }
+    crate::wire::from_http(err, provider, read_body, "speech stream")
 }
 
 /// The stream of an empty text: nothing to say, nothing sent.
