@@ -148,6 +148,20 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         id: &'a str,
         config: &'a Value,
     ) -> BoxFuture<'a, Result<()>>;
+    /// Sets a session's `config.name` to `name` and `config.naming.auto` to
+    /// `false` in one step, only while `config.naming.auto` is `true`;
+    /// `false` when it was not (the name was settled meanwhile) or there is
+    /// no such session. The rest of the config is left as it is now, so a
+    /// concurrent change of another field is not undone.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn name_session_if_auto<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
     /// Deletes a session and its messages; `false` when there was none.
     ///
     /// # Errors

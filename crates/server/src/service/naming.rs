@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use oxiscope_agent::AgentState;
 use oxiscope_message::{AgentEvent, ContentBlock, CustomEvent, Msg, Role};
 use oxiscope_model::{ChatRequest, DynChatModel};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::pyjson::to_python_json;
@@ -76,30 +76,19 @@ pub(crate) async fn rename(state: AppState, namer: Namer, session_id: String, op
         },
         SessionTitles::Excerpt => excerpt(&opening),
     };
-    let storage = state.storage();
-    let session = match storage.get_session(&namer.user_id, &session_id).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return,
-        Err(e) => {
-            tracing::warn!(session_id, error = %e, "naming the session: reading it failed");
-            return;
-        }
-    };
-    // The user may have renamed it while the title was written.
-    if !is_auto(&session.config) {
-        return;
-    }
-    let mut config = session.config.clone();
-    if let Value::Object(map) = &mut config {
-        map.insert("name".into(), title.clone().into());
-        map.insert("naming".into(), json!({"auto": false}));
-    }
-    if let Err(e) = storage
-        .update_session_config(&namer.user_id, &session_id, &config)
+    // One conditional update: the user may have renamed the session while
+    // the title was written, or changed another setting meanwhile.
+    match state
+        .storage()
+        .name_session_if_auto(&namer.user_id, &session_id, &title)
         .await
     {
-        tracing::warn!(session_id, error = %e, "naming the session: storing the name failed");
-        return;
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            tracing::warn!(session_id, error = %e, "naming the session: storing the name failed");
+            return;
+        }
     }
     let mut value = Map::new();
     value.insert("session_id".into(), session_id.clone().into());
@@ -199,6 +188,8 @@ fn clean(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -114,6 +114,26 @@ impl SqliteStorage {
         Ok(())
     }
 
+    pub(super) async fn session_name_if_auto(
+        &self,
+        user: &str,
+        id: &str,
+        name: &str,
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE sessions SET config = json_set(config, '$.name', ?, '$.naming', json('{\"auto\": false}')), \
+             updated_at = ? \
+             WHERE user_id = ? AND id = ? AND json_extract(config, '$.naming.auto') = 1",
+        )
+        .bind(name)
+        .bind(now())
+        .bind(user)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     pub(super) async fn session_delete(&self, user: &str, id: &str) -> Result<bool> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let done = sqlx::query("DELETE FROM sessions WHERE user_id = ? AND id = ?")

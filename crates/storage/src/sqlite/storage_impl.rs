@@ -111,6 +111,15 @@ impl Storage for SqliteStorage {
         Box::pin(self.session_update_config(user_id, id, config))
     }
 
+    fn name_session_if_auto<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.session_name_if_auto(user_id, id, name))
+    }
+
     fn delete_session<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>> {
         Box::pin(self.session_delete(user_id, id))
     }

@@ -280,3 +280,32 @@ async fn deleting_an_agent_deletes_its_sessions_and_their_messages() {
     );
     assert!(db.get_session("u", &keep.id).await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn a_session_is_named_only_while_its_name_is_automatic_and_nothing_else_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteStorage::open(dir.path()).await.unwrap();
+    let s = session("u", "a1");
+    db.create_session(&s).await.unwrap();
+    let config = json!({"workspace_id": "a1", "name": "2026-12-01 09:00:00", "naming": {"auto": true}, "cwd": "sub"});
+    db.update_session_config("u", &s.id, &config).await.unwrap();
+    // Another user, another id: nothing.
+    assert!(!db.name_session_if_auto("x", &s.id, "t").await.unwrap());
+    assert!(!db.name_session_if_auto("u", "nope", "t").await.unwrap());
+    assert!(
+        db.name_session_if_auto("u", &s.id, "Listing files")
+            .await
+            .unwrap()
+    );
+    let named = db.get_session("u", &s.id).await.unwrap().unwrap();
+    assert_eq!(
+        named.config,
+        json!({"workspace_id": "a1", "name": "Listing files", "naming": {"auto": false}, "cwd": "sub"})
+    );
+    // Settled: a second title does not land.
+    assert!(!db.name_session_if_auto("u", &s.id, "Other").await.unwrap());
+    assert_eq!(
+        db.get_session("u", &s.id).await.unwrap().unwrap().config["name"],
+        "Listing files"
+    );
+}
