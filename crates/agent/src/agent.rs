@@ -89,8 +89,11 @@ impl TryFrom<AgentEvent> for ReplyInput {
 /// the reasoning-acting loop.
 ///
 /// One agent serves one session at a time; replies are serialised (a second
-/// reply waits for the first). The toolkit and model can be shared by many
-/// agents.
+/// reply waits for the first). The parts that do not change per session are
+/// held once and shared by every agent built with them: the model, the
+/// toolkit (its tool schemas), the system prompt (pass an `Arc<str>` to share
+/// one), the execution backend and the default configs. Only the session's
+/// [`AgentState`] is the agent's own.
 #[derive(Debug, Clone)]
 pub struct Agent {
     pub(crate) inner: Arc<Inner>,
@@ -99,11 +102,11 @@ pub struct Agent {
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) name: String,
-    pub(crate) system_prompt: String,
+    pub(crate) system_prompt: Arc<str>,
     pub(crate) model: Arc<dyn DynChatModel>,
     pub(crate) fallback_model: Option<Arc<dyn DynChatModel>>,
     pub(crate) toolkit: Arc<Toolkit>,
-    pub(crate) react: ReActConfig,
+    pub(crate) react: Arc<ReActConfig>,
     pub(crate) injection: Arc<InjectionConfig>,
     pub(crate) model_config: ModelConfig,
     pub(crate) context: Arc<ContextConfig>,
@@ -125,19 +128,19 @@ impl Agent {
     pub fn builder(name: impl Into<String>, model: Arc<dyn DynChatModel>) -> AgentBuilder {
         AgentBuilder {
             name: name.into(),
-            system_prompt: String::new(),
+            system_prompt: None,
             model,
             fallback_model: None,
-            toolkit: Arc::new(Toolkit::new()),
-            react: ReActConfig::default(),
+            toolkit: None,
+            react: None,
             injection: None,
             model_config: ModelConfig::default(),
             context: None,
             context_size: None,
             offloader: None,
             counter: None,
-            workdir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            backend: Arc::new(LocalBackend::new()),
+            workdir: None,
+            backend: None,
             middlewares: Vec::new(),
             state: AgentState::default(),
         }
@@ -347,19 +350,19 @@ impl ReplyCore {
 #[derive(Debug)]
 pub struct AgentBuilder {
     name: String,
-    system_prompt: String,
+    system_prompt: Option<Arc<str>>,
     model: Arc<dyn DynChatModel>,
     fallback_model: Option<Arc<dyn DynChatModel>>,
-    toolkit: Arc<Toolkit>,
-    react: ReActConfig,
+    toolkit: Option<Arc<Toolkit>>,
+    react: Option<ReActConfig>,
     injection: Option<InjectionConfig>,
     model_config: ModelConfig,
     context: Option<ContextConfig>,
     context_size: Option<u64>,
     offloader: Option<Arc<dyn Offloader>>,
     counter: Option<Arc<dyn TokenCounter>>,
-    workdir: PathBuf,
-    backend: Arc<dyn ExecBackend>,
+    workdir: Option<PathBuf>,
+    backend: Option<Arc<dyn ExecBackend>>,
     middlewares: Vec<Arc<dyn Middleware>>,
     state: AgentState,
 }
@@ -372,38 +375,40 @@ impl AgentBuilder {
         self
     }
 
-    /// The directory tools work in (default: the current directory).
+    /// The directory tools work in (default: the current directory when the
+    /// agent is built).
     #[must_use]
     pub fn workdir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.workdir = dir.into();
+        self.workdir = Some(dir.into());
         self
     }
 
     /// Where tools read, write and run processes (default: this machine).
     #[must_use]
     pub fn backend(mut self, backend: Arc<dyn ExecBackend>) -> Self {
-        self.backend = backend;
+        self.backend = Some(backend);
         self
     }
 
-    /// The system prompt.
+    /// The system prompt. An `Arc<str>` is shared, not copied: agents built
+    /// from one prompt hold it once.
     #[must_use]
-    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.system_prompt = prompt.into();
+    pub fn system_prompt(mut self, prompt: impl Into<Arc<str>>) -> Self {
+        self.system_prompt = Some(prompt.into());
         self
     }
 
     /// The tools (shared: one toolkit may serve many agents).
     #[must_use]
     pub fn toolkit(mut self, toolkit: Arc<Toolkit>) -> Self {
-        self.toolkit = toolkit;
+        self.toolkit = Some(toolkit);
         self
     }
 
     /// The loop's limits.
     #[must_use]
     pub fn react_config(mut self, config: ReActConfig) -> Self {
-        self.react = config;
+        self.react = Some(config);
         self
     }
 
@@ -475,9 +480,16 @@ impl AgentBuilder {
     /// (see [`ContextConfig::validate`]) or the injection template lacks
     /// `{runtime_state}`.
     pub fn build(self) -> Result<Agent, AgentError> {
-        // Default configs are shared by every agent of the process.
+        // Defaults are made once and shared by every agent of the process.
         static DEFAULT_CONTEXT: LazyLock<Arc<ContextConfig>> = LazyLock::new(Arc::default);
         static DEFAULT_INJECTION: LazyLock<Arc<InjectionConfig>> = LazyLock::new(Arc::default);
+        static DEFAULT_REACT: LazyLock<Arc<ReActConfig>> = LazyLock::new(Arc::default);
+        static EMPTY_TOOLKIT: LazyLock<Arc<Toolkit>> = LazyLock::new(Arc::default);
+        static LOCAL_BACKEND: LazyLock<Arc<LocalBackend>> = LazyLock::new(Arc::default);
+        static EMPTY_PROMPT: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
+        let react = self
+            .react
+            .map_or_else(|| Arc::clone(&DEFAULT_REACT), Arc::new);
         let injection = self
             .injection
             .map_or_else(|| Arc::clone(&DEFAULT_INJECTION), Arc::new);
@@ -504,22 +516,83 @@ impl AgentBuilder {
         Ok(Agent {
             inner: Arc::new(Inner {
                 name: self.name,
-                system_prompt: self.system_prompt,
+                system_prompt: self
+                    .system_prompt
+                    .unwrap_or_else(|| Arc::clone(&EMPTY_PROMPT)),
                 model: self.model,
                 fallback_model: self.fallback_model,
-                toolkit: self.toolkit,
-                react: self.react,
+                toolkit: self.toolkit.unwrap_or_else(|| Arc::clone(&EMPTY_TOOLKIT)),
+                react,
                 injection,
                 model_config: self.model_config,
                 context,
                 context_size,
                 offloader: self.offloader,
-                workdir: self.workdir,
-                backend: self.backend,
+                workdir: self.workdir.unwrap_or_else(|| {
+                    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+                }),
+                backend: self.backend.unwrap_or_else(|| {
+                    let local: Arc<dyn ExecBackend> = LOCAL_BACKEND.clone();
+                    local
+                }),
                 middlewares: self.middlewares,
                 state: Mutex::new(self.state),
                 ledger: Mutex::new(TokenLedger::new(source)),
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use oxiscope_test_support::ScriptedModel;
+
+    fn model() -> Arc<dyn DynChatModel> {
+        Arc::new(ScriptedModel::new([]))
+    }
+
+    #[test]
+    fn agents_built_from_one_prompt_and_the_defaults_share_them() {
+        let prompt: Arc<str> = Arc::from("You are Friday.");
+        let build = || {
+            Agent::builder("Friday", model())
+                .system_prompt(Arc::clone(&prompt))
+                .build()
+                .unwrap()
+        };
+        let (a, b) = (build(), build());
+        assert!(Arc::ptr_eq(&a.inner.system_prompt, &b.inner.system_prompt));
+        assert!(Arc::ptr_eq(&a.inner.toolkit, &b.inner.toolkit));
+        assert!(Arc::ptr_eq(&a.inner.backend, &b.inner.backend));
+        assert!(Arc::ptr_eq(&a.inner.react, &b.inner.react));
+        assert!(Arc::ptr_eq(&a.inner.context, &b.inner.context));
+        assert!(Arc::ptr_eq(&a.inner.injection, &b.inner.injection));
+        assert_eq!(&*a.inner.system_prompt, "You are Friday.");
+    }
+
+    #[test]
+    fn given_parts_are_used_instead_of_the_shared_defaults() {
+        let react = ReActConfig {
+            max_iters: 3,
+            ..ReActConfig::default()
+        };
+        let a = Agent::builder("Friday", model())
+            .system_prompt(String::from("Owned."))
+            .react_config(react.clone())
+            .workdir("/tmp")
+            .build()
+            .unwrap();
+        assert_eq!(&*a.inner.react, &react);
+        assert_eq!(&*a.inner.system_prompt, "Owned.");
+        assert_eq!(a.inner.workdir, PathBuf::from("/tmp"));
+        let plain = Agent::builder("Friday", model()).build().unwrap();
+        assert_eq!(&*plain.inner.system_prompt, "");
+        assert_eq!(
+            plain.inner.react.max_iters,
+            ReActConfig::default().max_iters
+        );
     }
 }

@@ -1,5 +1,13 @@
 //! The agent's state: everything a session needs to continue, including a
 //! reply parked on a confirmation or an external result.
+//!
+//! A saved state is AgentScope's JSON, field for field: it saves nothing
+//! AgentScope 2.0.11 does not (pinned by the tests against the reference
+//! state files), so states move between the two implementations and are no
+//! larger than AgentScope's. Loading parses in one pass straight into the
+//! typed structs (no intermediate `serde_json::Value`) and trims every list
+//! to its length, so an idle agent keeps no spare room; unknown fields are
+//! ignored and missing ones take their defaults, so older states still load.
 
 use oxiscope_message::{ContentBlock, Msg, RichContent, ToolCallBlock, ToolCallState, stamp};
 use oxiscope_permission::PermissionContext;
@@ -101,7 +109,9 @@ struct RawState {
 
 impl<'de> Deserialize<'de> for AgentState {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = RawState::deserialize(d)?;
+        let mut raw = RawState::deserialize(d)?;
+        // A list grown while parsing keeps up to twice the room it needs.
+        raw.context.shrink_to_fit();
         let mut reply_context = raw.reply_context.unwrap_or_default();
         if let Some(id) = raw.reply_id {
             reply_context.reply_id = id;
@@ -204,3 +214,7 @@ fn parked(msg: &Msg) -> bool {
         .iter()
         .any(|c| matches!(c.state, ToolCallState::Asking | ToolCallState::Submitted))
 }
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

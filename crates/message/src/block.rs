@@ -282,7 +282,10 @@ impl From<DataBlock> for MediaBlock {
 /// Either plain text or a list of text / data blocks.
 ///
 /// Tool outputs and hints take both forms; JSON keeps whichever was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Parsing reads a JSON string as [`RichContent::Text`] and an array as
+/// [`RichContent::Blocks`] in one pass (see `crate::de`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum RichContent {
     /// Plain text.
@@ -542,7 +545,7 @@ impl BlockKind {
         }
     }
 
-    fn from_tag(tag: &str) -> Option<Self> {
+    pub(crate) fn from_tag(tag: &str) -> Option<Self> {
         Some(match tag {
             "text" => Self::Text,
             "thinking" => Self::Thinking,
@@ -598,37 +601,6 @@ impl ContentBlock {
             Self::ToolCall(b) => &b.id,
             Self::ToolResult(b) => &b.id,
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut map = Map::<String, Value>::deserialize(d)?;
-        let kind = match map.remove("type") {
-            // A block without a tag is text, as in AgentScope.
-            None => BlockKind::Text,
-            Some(Value::String(tag)) => BlockKind::from_tag(&tag).ok_or_else(|| {
-                de::Error::custom(format!(
-                    "unknown content block type {tag:?}: expected text, thinking, data, hint, \
-                     tool_call or tool_result"
-                ))
-            })?,
-            Some(other) => {
-                return Err(de::Error::custom(format!(
-                    "content block `type` must be a string, got {other}"
-                )));
-            }
-        };
-        let value = Value::Object(map);
-        let block = match kind {
-            BlockKind::Text => TextBlock::deserialize(value).map(Self::Text),
-            BlockKind::Thinking => ThinkingBlock::deserialize(value).map(Self::Thinking),
-            BlockKind::Data => DataBlock::deserialize(value).map(Self::Data),
-            BlockKind::Hint => HintBlock::deserialize(value).map(Self::Hint),
-            BlockKind::ToolCall => ToolCallBlock::deserialize(value).map(Self::ToolCall),
-            BlockKind::ToolResult => ToolResultBlock::deserialize(value).map(Self::ToolResult),
-        };
-        block.map_err(|e| de::Error::custom(format!("invalid {} block: {e}", kind.as_str())))
     }
 }
 

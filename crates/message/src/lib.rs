@@ -41,6 +41,7 @@
 
 mod append;
 mod block;
+mod de;
 mod error;
 mod event;
 mod msg;

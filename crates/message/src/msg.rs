@@ -80,6 +80,7 @@ pub struct Msg {
 #[derive(Deserialize)]
 struct RawMsg {
     name: String,
+    #[serde(deserialize_with = "crate::de::shrink")]
     content: Vec<ContentBlock>,
     role: Role,
     #[serde(default = "stamp::new_id")]

@@ -99,7 +99,7 @@ impl Inner {
     /// The system prompt as the model sees it: the agent's prompt, the
     /// toolkit's skills, then every middleware's `on_system_prompt`.
     pub(crate) fn system_msg(&self) -> Msg {
-        let mut base = self.system_prompt.clone();
+        let mut base = self.system_prompt.to_string();
         if let Some(skills) = self.toolkit.skills_prompt() {
             if !base.is_empty() {
                 base.push_str("\n\n");
