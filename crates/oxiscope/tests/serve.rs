@@ -645,3 +645,173 @@ fn a_bad_log_level_stops_serve_before_it_starts() {
     assert!(stderr.contains("invalid --log-level \"loud\""), "{stderr}");
     assert!(!dir.path().join("data").exists());
 }
+
+/// Two `oxiscope serve` replicas on one PostgreSQL database with one
+/// sealing key (`--database-url`, `--key-file`), and an API key created by
+/// `oxiscope keys create --database-url`: what one replica stores (a
+/// sealed credential included) the other reads and runs with.
+#[tokio::test(flavor = "multi_thread")]
+async fn replicas_on_one_postgres_database_share_keys_credentials_and_sessions() {
+    let Some(pg) = oxiscope_test_support::servers::postgres::TestPostgres::start() else {
+        return;
+    };
+    let url = pg.fresh_database();
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("sealing.key");
+    // The base64 of 32 bytes.
+    std::fs::write(&key_file, "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=\n").unwrap();
+    let out = Command::new(BIN)
+        .args(["keys", "create", "--user", "dora", "--database-url", &url])
+        .arg("--data-dir")
+        .arg(dir.path().join("keys"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert!(
+        !dir.path().join("keys").join("oxiscope.db").exists(),
+        "the key went to PostgreSQL, not to a SQLite file"
+    );
+
+    let shared = [
+        "--database-url",
+        &url,
+        "--key-file",
+        key_file.to_str().unwrap(),
+    ];
+    let a = Server::start_with(&dir.path().join("a"), false, &shared);
+    let b = Server::start_with(&dir.path().join("b"), false, &shared);
+    let auth = ("authorization", format!("Bearer {key}"));
+    let (ca, cb) = (Client::new(&a, auth.clone()), Client::new(&b, auth));
+    let fake = FakeServer::start().await.unwrap();
+    let ids = setup(&ca, &fake).await;
+    let stream = format!("/sessions/{}/stream?agent_id={}", ids.session, ids.agent);
+
+    fake.push(quick_answer("Hello from A."));
+    assert_eq!(chat(&ca, &ids, user_msg("hi A")).await, 200);
+    let events = ca.stream_until(&stream, "REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    // A has committed the reply once its run is over.
+    for _ in 0..500 {
+        if status(&ca, &ids).await == "idle" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // Replica B unseals the credential A stored and continues the session.
+    assert_eq!(
+        messages(&cb, &ids).await["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    fake.push(quick_answer("Hello from B."));
+    assert_eq!(chat(&cb, &ids, user_msg("hi B")).await, 200);
+    let events = cb.stream_until(&stream, "REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    let chat_request = fake
+        .requests()
+        .iter()
+        .map(|r| r.body_text())
+        .find(|body| body.contains("hi B"))
+        .unwrap();
+    assert!(chat_request.contains("Hello from A."), "{chat_request}");
+    let page = messages(&ca, &ids).await;
+    let texts: Vec<String> = page["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert_eq!(texts.len(), 4, "{page}");
+    assert!(texts[3].contains("Hello from B."), "{page}");
+    assert!(!dir.path().join("a").join("oxiscope.db").exists());
+}
+
+#[test]
+fn a_bad_database_url_stops_serve_without_echoing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (url, expected) in [
+        ("mysql://root:hunter2@db/x", "expected postgres://"),
+        ("postgres://root:hunter2@127.0.0.1:1/x", "PostgreSQL"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["serve", "--addr", "127.0.0.1:0", "--workspace", "local"])
+            .args(["--database-url", url, "--data-dir"])
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
+    let out = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0", "--workspace", "local"])
+        .args(["--key-file", "/nonexistent/key", "--data-dir"])
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--key-file"), "{stderr}");
+}
+
+/// Two replicas sharing PostgreSQL and Redis: a run on A streams, event by
+/// event, to an SSE subscriber on B, and B sees the session running.
+#[tokio::test(flavor = "multi_thread")]
+async fn replicas_on_postgres_and_redis_stream_a_run_to_a_subscriber_on_the_other() {
+    let Some(pg) = oxiscope_test_support::servers::postgres::TestPostgres::start() else {
+        return;
+    };
+    let Some(redis) = oxiscope_test_support::servers::redis::TestRedis::start() else {
+        return;
+    };
+    let url = pg.fresh_database();
+    let redis_url = redis.url();
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("sealing.key");
+    std::fs::write(&key_file, "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=\n").unwrap();
+    let shared = [
+        "--database-url",
+        &url,
+        "--key-file",
+        key_file.to_str().unwrap(),
+        "--redis-url",
+        &redis_url,
+    ];
+    let a = Server::start_with(&dir.path().join("a"), true, &shared);
+    let b = Server::start_with(&dir.path().join("b"), true, &shared);
+    let (ca, cb) = (Client::new(&a, dev()), Client::new(&b, dev()));
+    let fake = FakeServer::start().await.unwrap();
+    let ids = setup(&ca, &fake).await;
+    let stream = format!("/sessions/{}/stream?agent_id={}", ids.session, ids.agent);
+
+    fake.push(slow_answer());
+    let watcher = tokio::spawn({
+        let stream = stream.clone();
+        async move { cb.stream_until(&stream, "REPLY_END").await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(chat(&ca, &ids, user_msg("hi")).await, 200);
+    let cb = Client::new(&b, dev());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // B sees A's run as running (the lock is in Redis).
+    assert_eq!(status(&cb, &ids).await, "running");
+    let events = watcher.await.unwrap();
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    let text: String = events.iter().filter_map(|e| e["delta"].as_str()).collect();
+    assert!(text.contains("w0 ") && text.contains("w99 "), "{text}");
+    // A late subscriber without a cursor, on A, gets what follows the
+    // persisted messages: the run's end, from the log in Redis.
+    let replay = ca.stream_until(&stream, "REPLY_END").await;
+    assert_eq!(replay.last().unwrap()["finished_reason"], "completed");
+}

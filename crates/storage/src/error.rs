@@ -48,6 +48,13 @@ pub enum Error {
     /// A stored document is not valid JSON.
     #[error("stored JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// The Redis server of the message bus failed or could not be reached.
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    /// The Redis server answered the message bus with something it never
+    /// writes (another program changed its keys).
+    #[error("unexpected message bus reply: {0}")]
+    BusReply(String),
     /// The data directory could not be prepared.
     #[error("data directory {path}: {source}")]
     Io {

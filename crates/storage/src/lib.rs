@@ -15,8 +15,11 @@
 //! The embedded defaults are [`SqliteStorage`] (one WAL-mode SQLite file in
 //! the data directory, migrations embedded) and [`InMemoryBus`]. Both
 //! traits are object-safe (`Arc<dyn Storage>`, `Arc<dyn MessageBus>`), so
-//! networked backends plug in without touching callers. It knows nothing of
-//! HTTP, agents or encryption.
+//! networked backends plug in without touching callers: [`RedisBus`] carries
+//! locks, replay logs, live events and inboxes between replicas through one
+//! Redis server, and [`PostgresStorage`] keeps the same records as SQLite
+//! in a PostgreSQL database the replicas share (see its "Running on
+//! PostgreSQL"). It knows nothing of HTTP, agents or encryption.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -43,16 +46,21 @@
 
 mod bus;
 mod error;
+mod params;
+mod postgres;
 mod record;
+mod rows;
+mod sql_storage;
 mod sqlite;
 mod storage;
 mod usage;
 
 pub use bus::{
-    BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, Release, Retained,
-    Retention, RunLease,
+    BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, RedisBus,
+    RedisBusOptions, Release, Retained, Retention, RunLease,
 };
 pub use error::{Error, Result};
+pub use postgres::{PostgresStorage, is_postgres_url};
 pub use record::{
     AgentRecord, ApiKeyRecord, CredentialRecord, LibraryCard, McpLibraryRecord, MessagePage,
     ScheduleRecord, SessionRecord, SkillLibraryRecord, StoredMessage, new_id, now,

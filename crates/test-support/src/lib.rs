@@ -31,6 +31,7 @@ pub mod ollama;
 mod openai;
 mod script;
 mod scripted;
+pub mod servers;
 mod skip;
 
 pub use fake_server::{FakeServer, RecordedRequest};

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use oxiscope_storage::{ApiKeyRecord, SqliteStorage, Storage, now};
+use oxiscope_storage::{ApiKeyRecord, now};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum KeysCommand {
@@ -26,6 +26,11 @@ pub(crate) struct CreateArgs {
     /// The service's data directory (as given to `oxiscope serve`).
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// The service's database (as given to `oxiscope serve`:
+    /// `postgres://...` or `sqlite://DIR`; default `OXISCOPE_DATABASE_URL`,
+    /// else SQLite in the data directory).
+    #[arg(long, value_name = "URL")]
+    database_url: Option<String>,
 }
 
 pub(crate) fn run(command: &KeysCommand) -> anyhow::Result<ExitCode> {
@@ -37,9 +42,7 @@ pub(crate) fn run(command: &KeysCommand) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     let key = runtime.block_on(async {
         let dir = super::serve::data_dir(args.data_dir.as_ref());
-        let storage = SqliteStorage::open(&dir)
-            .await
-            .with_context(|| format!("opening the database in {}", dir.display()))?;
+        let storage = super::serve::open_storage(args.database_url.as_deref(), &dir).await?;
         let (key, hash) = oxiscope_server::generate_api_key();
         storage
             .create_api_key(&ApiKeyRecord {
@@ -49,7 +52,6 @@ pub(crate) fn run(command: &KeysCommand) -> anyhow::Result<ExitCode> {
                 created_at: now(),
             })
             .await?;
-        storage.close().await;
         anyhow::Ok(key)
     })?;
     println!("{key}");

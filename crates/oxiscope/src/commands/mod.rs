@@ -42,7 +42,7 @@ enum Command {
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
     /// Run the agent service (AgentScope's REST + SSE API).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// API keys of the agent service.
     #[command(subcommand)]
     Keys(keys::KeysCommand),

@@ -1,5 +1,6 @@
 //! `oxiscope serve`: the agent service with the embedded defaults (SQLite
-//! in the data directory, the in-process message bus).
+//! in the data directory, the in-process message bus), or shared backends
+//! for several replicas (`--redis-url` for the message bus).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use oxiscope_server::{
     AppState, AuthMode, HubSource, OtlpConfig, OtlpExporter, Sealer, ServerConfig, SessionTitles,
     TenantPolicy, WorkspaceMode,
 };
-use oxiscope_storage::{InMemoryBus, SqliteStorage};
+use oxiscope_storage::{InMemoryBus, PostgresStorage, SqliteStorage, Storage, is_postgres_url};
 use oxiscope_workspace::{Isolation, SandboxConfig};
 
 #[derive(Debug, Args)]
@@ -25,6 +26,27 @@ pub(crate) struct ServeArgs {
     /// (default: the user data directory's `oxiscope/service`).
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Where records are kept: `postgres://USER:PASSWORD@HOST:PORT/DB` (or
+    /// `postgresql://...`) for a PostgreSQL database several replicas
+    /// share (schema created at start), or `sqlite://DIR` for the SQLite
+    /// file `oxiscope.db` in DIR. Default: `OXISCOPE_DATABASE_URL`, else
+    /// SQLite in the data directory.
+    #[arg(long, value_name = "URL")]
+    database_url: Option<String>,
+    /// The Redis server (`redis://[USER:PASSWORD@]HOST:PORT[/DB]`) that
+    /// carries run locks, replay logs, live events, inboxes and wakeups
+    /// between replicas. Default: `OXISCOPE_REDIS_URL`, else the
+    /// in-process bus (one replica only).
+    #[arg(long, value_name = "URL")]
+    redis_url: Option<String>,
+    /// The key that seals stored credentials: a file holding the base64 of
+    /// 32 random bytes (`head -c 32 /dev/urandom | base64 > FILE`, mode
+    /// 0600); it must exist. Replicas sharing a database must share this
+    /// key. Default: `OXISCOPE_KEY_FILE`, else `OXISCOPE_SECRET_KEY` (the
+    /// key itself), else `secret.key` in the data directory (created on
+    /// first start).
+    #[arg(long, value_name = "PATH")]
+    key_file: Option<PathBuf>,
     /// Development only: trust the X-User-ID header instead of API keys.
     #[arg(long)]
     dev_auth: bool,
@@ -211,6 +233,103 @@ pub(crate) fn data_dir(given: Option<&PathBuf>) -> PathBuf {
     })
 }
 
+/// The environment variable `--database-url` defaults to.
+const DATABASE_URL_ENV: &str = "OXISCOPE_DATABASE_URL";
+/// The environment variable `--key-file` defaults to.
+const KEY_FILE_ENV: &str = "OXISCOPE_KEY_FILE";
+/// The environment variable `--redis-url` defaults to.
+const REDIS_URL_ENV: &str = "OXISCOPE_REDIS_URL";
+
+/// The message bus: Redis at `url` (else `OXISCOPE_REDIS_URL`), or the
+/// in-process bus.
+async fn open_bus(url: Option<&str>) -> anyhow::Result<Arc<dyn oxiscope_storage::MessageBus>> {
+    let from_env = std::env::var(REDIS_URL_ENV).ok();
+    match url.or(from_env.as_deref()).filter(|u| !u.trim().is_empty()) {
+        // The URL may carry a password: the error does not repeat it.
+        Some(url) => {
+            let options = oxiscope_storage::RedisBusOptions::default();
+            let bus = oxiscope_storage::RedisBus::connect(url, options)
+                .await
+                .context("connecting to Redis (--redis-url)")?;
+            Ok(Arc::new(bus))
+        }
+        None => Ok(Arc::new(InMemoryBus::new())),
+    }
+}
+
+/// `--database-url`, else `OXISCOPE_DATABASE_URL`, if either is set.
+fn database_url(given: Option<&str>) -> Option<String> {
+    let url = given
+        .map(str::to_owned)
+        .or_else(|| std::env::var(DATABASE_URL_ENV).ok());
+    url.filter(|u| !u.trim().is_empty())
+}
+
+/// The record store `url` (else `OXISCOPE_DATABASE_URL`) names: PostgreSQL,
+/// or SQLite in `sqlite://DIR` or, by default, in `data_dir`. Shared with
+/// `oxiscope keys create`.
+pub(crate) async fn open_storage(
+    url: Option<&str>,
+    data_dir: &Path,
+) -> anyhow::Result<Arc<dyn Storage>> {
+    let dir = match database_url(url).as_deref() {
+        // The URL may carry a password: errors name the scheme only.
+        Some(url) if is_postgres_url(url) => {
+            let storage = PostgresStorage::connect(url)
+                .await
+                .context("connecting to the PostgreSQL database (--database-url)")?;
+            return Ok(Arc::new(storage));
+        }
+        Some(url) => match url.strip_prefix("sqlite://") {
+            Some("") => data_dir.to_path_buf(),
+            Some(dir) => PathBuf::from(dir),
+            None => anyhow::bail!(
+                "--database-url: expected postgres://, postgresql:// or sqlite://DIR, got {}://...",
+                url.split_once("://").map_or(url, |(scheme, _)| scheme)
+            ),
+        },
+        None => data_dir.to_path_buf(),
+    };
+    let storage = SqliteStorage::open(&dir)
+        .await
+        .with_context(|| format!("opening the database in {}", dir.display()))?;
+    Ok(Arc::new(storage))
+}
+
+/// The credential sealer: `--key-file` (else `OXISCOPE_KEY_FILE`), which
+/// must exist, else the data directory's key (or `OXISCOPE_SECRET_KEY`).
+fn load_sealer(
+    key_file: Option<&Path>,
+    dir: &Path,
+    shared_database: bool,
+) -> anyhow::Result<Sealer> {
+    let from_env = std::env::var_os(KEY_FILE_ENV).map(PathBuf::from);
+    match key_file.map(Path::to_path_buf).or(from_env) {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).with_context(|| {
+                format!(
+                    "reading the key file {} (--key-file; create it once with \
+                     `head -c 32 /dev/urandom | base64 > FILE` and give every replica the same)",
+                    path.display()
+                )
+            })?;
+            Sealer::from_base64(&text).with_context(|| format!("the key file {}", path.display()))
+        }
+        None => {
+            let own_key = std::env::var_os(oxiscope_server::KEY_ENV).is_none();
+            if shared_database && own_key {
+                eprintln!(
+                    "WARNING: the database is shared but the credential key is this replica's \
+                     own ({}): give every replica the same --key-file, or credentials stored \
+                     through one cannot be read through another.",
+                    dir.join(oxiscope_server::KEY_FILE).display()
+                );
+            }
+            Sealer::load_or_create(dir).context("loading the credential key")
+        }
+    }
+}
+
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init_service(&args.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -252,10 +371,9 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         WorkspaceMode::Local => false,
     };
     let dir = prepare_data_dir(&data_dir(args.data_dir.as_ref()), other_user)?;
-    let storage = SqliteStorage::open(&dir)
-        .await
-        .with_context(|| format!("opening the database in {}", dir.display()))?;
-    let sealer = Sealer::load_or_create(&dir).context("loading the credential key")?;
+    let storage = open_storage(args.database_url.as_deref(), &dir).await?;
+    let shared = database_url(args.database_url.as_deref()).is_some_and(|u| is_postgres_url(&u));
+    let sealer = load_sealer(args.key_file.as_deref(), &dir, shared)?;
     let auth = if args.dev_auth {
         eprintln!(
             "WARNING: --dev-auth is on: every request may claim any user with the X-User-ID \
@@ -299,8 +417,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         None => config,
     };
     let state = AppState::new(
-        Arc::new(storage),
-        Arc::new(InMemoryBus::new()),
+        storage,
+        open_bus(args.redis_url.as_deref()).await?,
         sealer,
         config,
     );

@@ -4,6 +4,7 @@
 mod cursor;
 mod follow;
 mod memory;
+mod redis;
 mod slot;
 mod table;
 
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 pub use cursor::{Cursor, InvalidCursor};
 pub use memory::InMemoryBus;
+pub use redis::{RedisBus, RedisBusOptions};
 pub use table::{Retained, Retention};
 
 use crate::error::Result;

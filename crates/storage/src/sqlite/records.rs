@@ -1,46 +1,11 @@
 //! Agents, credentials, schedules and API keys: owner-scoped documents.
 
-use serde_json::Value;
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
-
-use super::SqliteStorage;
+use super::{SqliteStorage, param};
 use crate::error::{Error, Result};
+use crate::params::Document;
 use crate::record::{AgentRecord, ApiKeyRecord, CredentialRecord, ScheduleRecord};
-
-fn json(text: &str) -> Result<Value> {
-    Ok(serde_json::from_str(text)?)
-}
-
-fn agent(row: &SqliteRow) -> Result<AgentRecord> {
-    Ok(AgentRecord {
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        data: json(row.try_get("data")?)?,
-    })
-}
-
-fn credential(row: &SqliteRow) -> Result<CredentialRecord> {
-    Ok(CredentialRecord {
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        sealed: row.try_get("sealed")?,
-    })
-}
-
-fn schedule(row: &SqliteRow) -> Result<ScheduleRecord> {
-    Ok(ScheduleRecord {
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        data: json(row.try_get("data")?)?,
-    })
-}
+use crate::rows::{agent, api_key, credential, schedule};
+use crate::sql_storage::OwnedTable;
 
 impl SqliteStorage {
     pub(super) async fn ping_db(&self) -> Result<()> {
@@ -48,18 +13,20 @@ impl SqliteStorage {
         Ok(())
     }
 
-    pub(super) async fn agent_insert(&self, a: &AgentRecord) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO agents (id, user_id, created_at, updated_at, data) VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&a.id)
-        .bind(&a.user_id)
-        .bind(&a.created_at)
-        .bind(&a.updated_at)
-        .bind(a.data.to_string())
-        .execute(&self.pool)
-        .await?;
+    async fn document_insert(&self, doc: Document<'_>) -> Result<()> {
+        let sql = doc.insert_sql(param);
+        doc.bind(sqlx::query(&sql)).execute(&self.pool).await?;
         Ok(())
+    }
+
+    pub(super) async fn agent_insert(&self, a: &AgentRecord) -> Result<()> {
+        self.document_insert(Document {
+            table: "agents",
+            body_column: "data",
+            fields: [&a.id, &a.user_id, &a.created_at, &a.updated_at],
+            body: a.data.to_string(),
+        })
+        .await
     }
 
     pub(super) async fn agent_get(&self, user: &str, id: &str) -> Result<Option<AgentRecord>> {
@@ -125,10 +92,15 @@ impl SqliteStorage {
         Ok(done.rows_affected() > 0)
     }
 
-    pub(super) async fn delete_owned(&self, table: Table, user: &str, id: &str) -> Result<bool> {
+    pub(super) async fn delete_owned(
+        &self,
+        table: OwnedTable,
+        user: &str,
+        id: &str,
+    ) -> Result<bool> {
         let sql = match table {
-            Table::Credentials => "DELETE FROM credentials WHERE user_id = ? AND id = ?",
-            Table::Schedules => "DELETE FROM schedules WHERE user_id = ? AND id = ?",
+            OwnedTable::Credentials => "DELETE FROM credentials WHERE user_id = ? AND id = ?",
+            OwnedTable::Schedules => "DELETE FROM schedules WHERE user_id = ? AND id = ?",
         };
         let done = sqlx::query(sql)
             .bind(user)
@@ -139,18 +111,13 @@ impl SqliteStorage {
     }
 
     pub(super) async fn credential_insert(&self, c: &CredentialRecord) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO credentials (id, user_id, created_at, updated_at, sealed) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&c.id)
-        .bind(&c.user_id)
-        .bind(&c.created_at)
-        .bind(&c.updated_at)
-        .bind(&c.sealed)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.document_insert(Document {
+            table: "credentials",
+            body_column: "sealed",
+            fields: [&c.id, &c.user_id, &c.created_at, &c.updated_at],
+            body: c.sealed.clone(),
+        })
+        .await
     }
 
     pub(super) async fn credential_get(
@@ -195,18 +162,13 @@ impl SqliteStorage {
     }
 
     pub(super) async fn schedule_insert(&self, s: &ScheduleRecord) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO schedules (id, user_id, created_at, updated_at, data) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&s.id)
-        .bind(&s.user_id)
-        .bind(&s.created_at)
-        .bind(&s.updated_at)
-        .bind(s.data.to_string())
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.document_insert(Document {
+            table: "schedules",
+            body_column: "data",
+            fields: [&s.id, &s.user_id, &s.created_at, &s.updated_at],
+            body: s.data.to_string(),
+        })
+        .await
     }
 
     pub(super) async fn schedule_list(&self, user: &str) -> Result<Vec<ScheduleRecord>> {
@@ -233,22 +195,6 @@ impl SqliteStorage {
             .bind(hash)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|r| {
-            Ok(ApiKeyRecord {
-                hash: r.try_get("hash")?,
-                user_id: r.try_get("user_id")?,
-                label: r.try_get("label")?,
-                created_at: r.try_get("created_at")?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(api_key).transpose()
     }
-}
-
-/// The owner-scoped tables a plain delete works on (agents take their
-/// sessions along: [`SqliteStorage::agent_delete_cascade`]).
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Table {
-    Credentials,
-    Schedules,
 }

@@ -1,53 +1,21 @@
 //! Sessions, their state revisions, and their messages.
 
 use serde_json::Value;
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 
-use super::SqliteStorage;
+use super::{SqliteStorage, param};
 use crate::error::{Error, Result};
-use crate::record::{MessagePage, SessionRecord, StoredMessage, now};
-
-fn session(row: &SqliteRow) -> Result<SessionRecord> {
-    let config: String = row.try_get("config")?;
-    let state: String = row.try_get("state")?;
-    Ok(SessionRecord {
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        agent_id: row.try_get("agent_id")?,
-        workspace_id: row.try_get("workspace_id")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        config: serde_json::from_str(&config)?,
-        state: serde_json::from_str(&state)?,
-        revision: row.try_get("revision")?,
-    })
-}
+use crate::params;
+use crate::record::{MessagePage, SessionRecord, now};
+use crate::rows::{page, session};
 
 impl SqliteStorage {
     pub(super) async fn session_insert(&self, s: &SessionRecord) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO sessions (id, user_id, agent_id, workspace_id, created_at, updated_at, \
-             config, state, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&s.id)
-        .bind(&s.user_id)
-        .bind(&s.agent_id)
-        .bind(&s.workspace_id)
-        .bind(&s.created_at)
-        .bind(&s.updated_at)
-        .bind(s.config.to_string())
-        .bind(s.state.to_string())
-        .bind(s.revision)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(db) if db.is_unique_violation() => Error::AlreadyExists {
-                kind: "session",
-                key: format!("{}/{}/{}", s.user_id, s.agent_id, s.workspace_id),
-            },
-            _ => Error::Database(e),
-        })?;
+        let sql = params::insert("sessions", &params::SESSION_COLUMNS, param);
+        let key = format!("{}/{}/{}", s.user_id, s.agent_id, s.workspace_id);
+        params::bind_session(sqlx::query(&sql), s)
+            .execute(&self.pool)
+            .await
+            .map_err(params::clash("session", key))?;
         Ok(())
     }
 
@@ -163,19 +131,7 @@ impl SqliteStorage {
             .bind(session_id)
             .fetch_optional(&mut *tx)
             .await?;
-        let Some(found) = found else {
-            return Err(Error::NotFound {
-                kind: "session",
-                id: session_id.to_owned(),
-            });
-        };
-        if found != expected {
-            return Err(Error::StaleRevision {
-                session_id: session_id.to_owned(),
-                expected,
-                found,
-            });
-        }
+        let next = params::next_revision(session_id, expected, found)?;
         for msg in messages {
             let id = msg.get("id").and_then(Value::as_str).unwrap_or_default();
             sqlx::query(
@@ -190,13 +146,13 @@ impl SqliteStorage {
         }
         sqlx::query("UPDATE sessions SET state = ?, revision = ?, updated_at = ? WHERE id = ?")
             .bind(state.to_string())
-            .bind(found + 1)
+            .bind(next)
             .bind(now())
             .bind(session_id)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(found + 1)
+        Ok(next)
     }
 
     pub(super) async fn message_page(
@@ -231,19 +187,6 @@ impl SqliteStorage {
         .bind(i64::from(offset))
         .fetch_all(&self.pool)
         .await?;
-        let mut messages = rows
-            .iter()
-            .map(|r| {
-                let text: String = r.try_get("msg")?;
-                Ok(StoredMessage {
-                    seq: r.try_get("seq")?,
-                    id: r.try_get("id")?,
-                    msg: serde_json::from_str(&text)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let has_more = messages.len() > limit as usize;
-        messages.truncate(limit as usize);
-        Ok(MessagePage { messages, has_more })
+        page(&rows, limit)
     }
 }

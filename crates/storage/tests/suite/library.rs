@@ -1,10 +1,16 @@
 //! Users' libraries of MCP servers and skills: owner scoping, unique
 //! names, ordering.
 
-use oxiscope_storage::{
-    Error, LibraryCard, McpLibraryRecord, SkillLibraryRecord, SqliteStorage, Storage, new_id, now,
-};
+use oxiscope_storage::{Error, LibraryCard, McpLibraryRecord, SkillLibraryRecord, new_id, now};
 use pretty_assertions::assert_eq;
+
+use super::backends::{Site, storage_tests};
+
+storage_tests!(
+    library_mcps_are_scoped_to_their_owner_and_ordered_by_name,
+    a_library_name_is_unique_per_owner,
+    library_skills_are_scoped_to_their_owner_and_survive_a_reopen,
+);
 
 fn card() -> LibraryCard {
     LibraryCard {
@@ -48,10 +54,8 @@ fn skill(user: &str, name: &str) -> SkillLibraryRecord {
     }
 }
 
-#[tokio::test]
-async fn library_mcps_are_scoped_to_their_owner_and_ordered_by_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = SqliteStorage::open(dir.path()).await.unwrap();
+async fn library_mcps_are_scoped_to_their_owner_and_ordered_by_name(site: &Site) {
+    let db = site.open().await;
     let b = mcp("alice", "beta");
     let a = mcp("alice", "alpha");
     db.create_library_mcp(&b).await.unwrap();
@@ -97,10 +101,8 @@ async fn library_mcps_are_scoped_to_their_owner_and_ordered_by_name() {
     assert_eq!(db.list_library_mcps("bob").await.unwrap(), vec![other]);
 }
 
-#[tokio::test]
-async fn a_library_name_is_unique_per_owner() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = SqliteStorage::open(dir.path()).await.unwrap();
+async fn a_library_name_is_unique_per_owner(site: &Site) {
+    let db = site.open().await;
     let first = mcp("alice", "x");
     db.create_library_mcp(&first).await.unwrap();
     assert!(matches!(
@@ -124,18 +126,16 @@ async fn a_library_name_is_unique_per_owner() {
     db.create_library_skill(&skill("bob", "s")).await.unwrap();
 }
 
-#[tokio::test]
-async fn library_skills_are_scoped_to_their_owner_and_survive_a_reopen() {
-    let dir = tempfile::tempdir().unwrap();
+async fn library_skills_are_scoped_to_their_owner_and_survive_a_reopen(site: &Site) {
     let s2 = skill("alice", "zeta");
     let s1 = skill("alice", "eta");
     {
-        let db = SqliteStorage::open(dir.path()).await.unwrap();
+        let db = site.open().await;
         db.create_library_skill(&s2).await.unwrap();
         db.create_library_skill(&s1).await.unwrap();
-        db.close().await;
+        drop(db);
     }
-    let db = SqliteStorage::open(dir.path()).await.unwrap();
+    let db = site.open().await;
     assert_eq!(
         db.list_library_skills("alice").await.unwrap(),
         vec![s1.clone(), s2.clone()]

@@ -1,5 +1,9 @@
+mod backends;
 mod bus;
+mod bus_backend;
 mod bus_limits;
+mod bus_redis;
 mod library;
-mod sqlite;
+mod records;
+mod replicas;
 mod usage;

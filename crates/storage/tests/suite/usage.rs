@@ -1,8 +1,15 @@
 //! Usage counters: added per session and per user and day, read back
 //! only by their owner, summed over a window of days.
 
-use oxiscope_storage::{SqliteStorage, Storage, UsageCounts};
+use oxiscope_storage::UsageCounts;
 use pretty_assertions::assert_eq;
+
+use super::backends::{Site, storage_tests};
+
+storage_tests!(
+    usage_adds_up_per_session_and_per_user_and_stays_with_its_owner,
+    usage_survives_reopening_and_huge_counts_do_not_wrap,
+);
 
 fn spent(input: u64, output: u64, calls: u64) -> UsageCounts {
     UsageCounts {
@@ -15,10 +22,8 @@ fn spent(input: u64, output: u64, calls: u64) -> UsageCounts {
     }
 }
 
-#[tokio::test]
-async fn usage_adds_up_per_session_and_per_user_and_stays_with_its_owner() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStorage::open(dir.path()).await.unwrap();
+async fn usage_adds_up_per_session_and_per_user_and_stays_with_its_owner(site: &Site) {
+    let store = site.open().await;
     store
         .add_usage("alice", "s1", "2026-11-30", &spent(100, 10, 1))
         .await
@@ -73,18 +78,16 @@ async fn usage_adds_up_per_session_and_per_user_and_stays_with_its_owner() {
     );
 }
 
-#[tokio::test]
-async fn usage_survives_reopening_and_huge_counts_do_not_wrap() {
-    let dir = tempfile::tempdir().unwrap();
+async fn usage_survives_reopening_and_huge_counts_do_not_wrap(site: &Site) {
     {
-        let store = SqliteStorage::open(dir.path()).await.unwrap();
+        let store = site.open().await;
         store
             .add_usage("bob", "s", "2026-12-01", &spent(u64::MAX, 5, 1))
             .await
             .unwrap();
-        store.close().await;
+        drop(store);
     }
-    let store = SqliteStorage::open(dir.path()).await.unwrap();
+    let store = site.open().await;
     let s = store.session_usage("bob", "s").await.unwrap();
     assert_eq!(s.input_tokens, i64::MAX as u64);
     assert_eq!(s.output_tokens, 5);

@@ -1,0 +1,115 @@
+//! Users' libraries of installed MCP servers and skills: owner-scoped rows
+//! with names unique per owner.
+
+use super::{PostgresStorage, param};
+use crate::error::{Error, Result};
+use crate::params;
+use crate::record::{McpLibraryRecord, SkillLibraryRecord};
+use crate::rows::{mcp, skill};
+use crate::sql_storage::LibraryTable;
+
+/// A unique-name violation as [`Error::AlreadyExists`].
+fn name_clash(kind: &'static str, name: &str) -> impl FnOnce(sqlx::Error) -> Error {
+    params::clash(kind, name.to_owned())
+}
+
+impl PostgresStorage {
+    pub(super) async fn library_mcp_insert(&self, m: &McpLibraryRecord) -> Result<()> {
+        let sql = params::insert("mcp_library", &params::mcp_columns(), param);
+        params::bind_mcp(sqlx::query(&sql), m)?
+            .execute(&self.pool)
+            .await
+            .map_err(name_clash("MCP", &m.name))?;
+        Ok(())
+    }
+
+    pub(super) async fn library_mcp_get(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<Option<McpLibraryRecord>> {
+        let row = sqlx::query("SELECT * FROM mcp_library WHERE user_id = $1 AND id = $2")
+            .bind(user)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(mcp).transpose()
+    }
+
+    pub(super) async fn library_mcp_list(&self, user: &str) -> Result<Vec<McpLibraryRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM mcp_library WHERE user_id = $1 \
+             ORDER BY name COLLATE \"C\", id COLLATE \"C\"",
+        )
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(mcp).collect()
+    }
+
+    pub(super) async fn library_mcp_update(&self, m: &McpLibraryRecord) -> Result<()> {
+        let sql = params::update_owned("mcp_library", &params::mcp_changes(), param);
+        let done = params::bind_mcp_update(sqlx::query(&sql), m)?
+            .execute(&self.pool)
+            .await
+            .map_err(name_clash("MCP", &m.name))?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound {
+                kind: "MCP",
+                id: m.id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) async fn library_delete(
+        &self,
+        table: LibraryTable,
+        user: &str,
+        id: &str,
+    ) -> Result<bool> {
+        let sql = match table {
+            LibraryTable::Mcp => "DELETE FROM mcp_library WHERE user_id = $1 AND id = $2",
+            LibraryTable::Skill => "DELETE FROM skill_library WHERE user_id = $1 AND id = $2",
+        };
+        let done = sqlx::query(sql)
+            .bind(user)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub(super) async fn library_skill_insert(&self, s: &SkillLibraryRecord) -> Result<()> {
+        let sql = params::insert("skill_library", &params::skill_columns(), param);
+        params::bind_skill(sqlx::query(&sql), s)?
+            .execute(&self.pool)
+            .await
+            .map_err(name_clash("skill", &s.name))?;
+        Ok(())
+    }
+
+    pub(super) async fn library_skill_get(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<Option<SkillLibraryRecord>> {
+        let row = sqlx::query("SELECT * FROM skill_library WHERE user_id = $1 AND id = $2")
+            .bind(user)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(skill).transpose()
+    }
+
+    pub(super) async fn library_skill_list(&self, user: &str) -> Result<Vec<SkillLibraryRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM skill_library WHERE user_id = $1 \
+             ORDER BY name COLLATE \"C\", id COLLATE \"C\"",
+        )
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(skill).collect()
+    }
+}

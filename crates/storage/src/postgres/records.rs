@@ -1,0 +1,208 @@
+//! Agents, credentials, schedules and API keys: owner-scoped documents.
+
+use super::{PostgresStorage, param};
+use crate::error::{Error, Result};
+use crate::params::Document;
+use crate::record::{AgentRecord, ApiKeyRecord, CredentialRecord, ScheduleRecord};
+use crate::rows::{agent, api_key, credential, schedule};
+use crate::sql_storage::OwnedTable;
+
+/// [`Error::NotFound`] when an update touched no row.
+fn found(rows: u64, kind: &'static str, id: &str) -> Result<()> {
+    if rows == 0 {
+        return Err(Error::NotFound {
+            kind,
+            id: id.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+impl PostgresStorage {
+    pub(super) async fn ping_db(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn document_insert(&self, doc: Document<'_>) -> Result<()> {
+        let sql = doc.insert_sql(param);
+        doc.bind(sqlx::query(&sql)).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub(super) async fn agent_insert(&self, a: &AgentRecord) -> Result<()> {
+        self.document_insert(Document {
+            table: "agents",
+            body_column: "data",
+            fields: [&a.id, &a.user_id, &a.created_at, &a.updated_at],
+            body: a.data.to_string(),
+        })
+        .await
+    }
+
+    pub(super) async fn agent_get(&self, user: &str, id: &str) -> Result<Option<AgentRecord>> {
+        let row = sqlx::query("SELECT * FROM agents WHERE user_id = $1 AND id = $2")
+            .bind(user)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(agent).transpose()
+    }
+
+    pub(super) async fn agent_list(&self, user: &str) -> Result<Vec<AgentRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM agents WHERE user_id = $1 \
+             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\"",
+        )
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(agent).collect()
+    }
+
+    pub(super) async fn agent_update(&self, a: &AgentRecord) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE agents SET data = $1, updated_at = $2 WHERE user_id = $3 AND id = $4",
+        )
+        .bind(a.data.to_string())
+        .bind(&a.updated_at)
+        .bind(&a.user_id)
+        .bind(&a.id)
+        .execute(&self.pool)
+        .await?;
+        found(done.rows_affected(), "agent", &a.id)
+    }
+
+    /// Deletes an agent with its sessions and their messages, in one
+    /// transaction.
+    pub(super) async fn agent_delete_cascade(&self, user: &str, id: &str) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query("DELETE FROM agents WHERE user_id = $1 AND id = $2")
+            .bind(user)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let deleted = done.rows_affected() > 0;
+        if deleted {
+            // One statement: the sessions go, and their messages with them.
+            sqlx::query(
+                "WITH gone AS (DELETE FROM sessions WHERE user_id = $1 AND agent_id = $2 \
+                 RETURNING id) \
+                 DELETE FROM messages WHERE session_id IN (SELECT id FROM gone)",
+            )
+            .bind(user)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(deleted)
+    }
+
+    pub(super) async fn delete_owned(
+        &self,
+        table: OwnedTable,
+        user: &str,
+        id: &str,
+    ) -> Result<bool> {
+        let sql = match table {
+            OwnedTable::Credentials => "DELETE FROM credentials WHERE user_id = $1 AND id = $2",
+            OwnedTable::Schedules => "DELETE FROM schedules WHERE user_id = $1 AND id = $2",
+        };
+        let done = sqlx::query(sql)
+            .bind(user)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub(super) async fn credential_insert(&self, c: &CredentialRecord) -> Result<()> {
+        self.document_insert(Document {
+            table: "credentials",
+            body_column: "sealed",
+            fields: [&c.id, &c.user_id, &c.created_at, &c.updated_at],
+            body: c.sealed.clone(),
+        })
+        .await
+    }
+
+    pub(super) async fn credential_get(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<Option<CredentialRecord>> {
+        let row = sqlx::query("SELECT * FROM credentials WHERE user_id = $1 AND id = $2")
+            .bind(user)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(credential).transpose()
+    }
+
+    pub(super) async fn credential_list(&self, user: &str) -> Result<Vec<CredentialRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM credentials WHERE user_id = $1 \
+             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\"",
+        )
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(credential).collect()
+    }
+
+    pub(super) async fn credential_update(&self, c: &CredentialRecord) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE credentials SET sealed = $1, updated_at = $2 WHERE user_id = $3 AND id = $4",
+        )
+        .bind(&c.sealed)
+        .bind(&c.updated_at)
+        .bind(&c.user_id)
+        .bind(&c.id)
+        .execute(&self.pool)
+        .await?;
+        found(done.rows_affected(), "credential", &c.id)
+    }
+
+    pub(super) async fn schedule_insert(&self, s: &ScheduleRecord) -> Result<()> {
+        self.document_insert(Document {
+            table: "schedules",
+            body_column: "data",
+            fields: [&s.id, &s.user_id, &s.created_at, &s.updated_at],
+            body: s.data.to_string(),
+        })
+        .await
+    }
+
+    pub(super) async fn schedule_list(&self, user: &str) -> Result<Vec<ScheduleRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM schedules WHERE user_id = $1 \
+             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\"",
+        )
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(schedule).collect()
+    }
+
+    pub(super) async fn api_key_insert(&self, k: &ApiKeyRecord) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO api_keys (hash, user_id, label, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&k.hash)
+        .bind(&k.user_id)
+        .bind(&k.label)
+        .bind(&k.created_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(super) async fn api_key_find(&self, hash: &str) -> Result<Option<ApiKeyRecord>> {
+        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = $1")
+            .bind(hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(api_key).transpose()
+    }
+}

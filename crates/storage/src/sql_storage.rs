@@ -1,0 +1,316 @@
+//! One [`Storage`](crate::Storage) implementation for the SQL backends:
+//! each backend has inherent `async fn`s of the same names and signatures
+//! (`agent_insert`, `session_get`, `reply_commit`, ...), and
+//! [`impl_storage!`] boxes them into the object-safe trait.
+
+/// The owner-scoped tables a plain delete works on (agents take their
+/// sessions along: `agent_delete_cascade`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum OwnedTable {
+    Credentials,
+    Schedules,
+}
+
+/// The library tables a plain delete works on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum LibraryTable {
+    Mcp,
+    Skill,
+}
+
+/// `impl Storage for $backend` by boxing its inherent methods.
+macro_rules! impl_storage {
+    ($backend:ty) => {
+        const _: () = {
+            use serde_json::Value;
+
+            use $crate::error::Result;
+            use $crate::record::{
+                AgentRecord, ApiKeyRecord, CredentialRecord, McpLibraryRecord, MessagePage,
+                ScheduleRecord, SessionRecord, SkillLibraryRecord,
+            };
+            use $crate::sql_storage::{LibraryTable, OwnedTable};
+            use $crate::storage::{BoxFuture, Storage};
+            use $crate::usage::UsageCounts;
+
+            impl Storage for $backend {
+                fn ping(&self) -> BoxFuture<'_, Result<()>> {
+                    Box::pin(self.ping_db())
+                }
+
+                fn create_agent<'a>(&'a self, agent: &'a AgentRecord) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.agent_insert(agent))
+                }
+
+                fn get_agent<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<AgentRecord>>> {
+                    Box::pin(self.agent_get(user_id, id))
+                }
+
+                fn list_agents<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<AgentRecord>>> {
+                    Box::pin(self.agent_list(user_id))
+                }
+
+                fn update_agent<'a>(&'a self, agent: &'a AgentRecord) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.agent_update(agent))
+                }
+
+                fn delete_agent<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.agent_delete_cascade(user_id, id))
+                }
+
+                fn create_credential<'a>(
+                    &'a self,
+                    c: &'a CredentialRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.credential_insert(c))
+                }
+
+                fn get_credential<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<CredentialRecord>>> {
+                    Box::pin(self.credential_get(user_id, id))
+                }
+
+                fn list_credentials<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<CredentialRecord>>> {
+                    Box::pin(self.credential_list(user_id))
+                }
+
+                fn update_credential<'a>(
+                    &'a self,
+                    c: &'a CredentialRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.credential_update(c))
+                }
+
+                fn delete_credential<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.delete_owned(OwnedTable::Credentials, user_id, id))
+                }
+
+                fn create_session<'a>(&'a self, s: &'a SessionRecord) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.session_insert(s))
+                }
+
+                fn get_session<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<SessionRecord>>> {
+                    Box::pin(self.session_get(user_id, id))
+                }
+
+                fn find_session<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    agent_id: &'a str,
+                    workspace_id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<SessionRecord>>> {
+                    Box::pin(self.session_find(user_id, agent_id, workspace_id))
+                }
+
+                fn list_sessions<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    agent_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<SessionRecord>>> {
+                    Box::pin(self.session_list(user_id, agent_id))
+                }
+
+                fn update_session_config<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                    config: &'a Value,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.session_update_config(user_id, id, config))
+                }
+
+                fn name_session_if_auto<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                    name: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.session_name_if_auto(user_id, id, name))
+                }
+
+                fn delete_session<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.session_delete(user_id, id))
+                }
+
+                fn commit_reply<'a>(
+                    &'a self,
+                    session_id: &'a str,
+                    expected_revision: i64,
+                    state: &'a Value,
+                    messages: &'a [Value],
+                ) -> BoxFuture<'a, Result<i64>> {
+                    Box::pin(self.reply_commit(session_id, expected_revision, state, messages))
+                }
+
+                fn list_messages<'a>(
+                    &'a self,
+                    session_id: &'a str,
+                    before: Option<&'a str>,
+                    offset: u32,
+                    limit: u32,
+                ) -> BoxFuture<'a, Result<MessagePage>> {
+                    Box::pin(self.message_page(session_id, before, offset, limit))
+                }
+
+                fn create_schedule<'a>(
+                    &'a self,
+                    s: &'a ScheduleRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.schedule_insert(s))
+                }
+
+                fn list_schedules<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<ScheduleRecord>>> {
+                    Box::pin(self.schedule_list(user_id))
+                }
+
+                fn delete_schedule<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.delete_owned(OwnedTable::Schedules, user_id, id))
+                }
+
+                fn create_api_key<'a>(
+                    &'a self,
+                    key: &'a ApiKeyRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.api_key_insert(key))
+                }
+
+                fn find_api_key<'a>(
+                    &'a self,
+                    hash: &'a str,
+                ) -> BoxFuture<'a, Result<Option<ApiKeyRecord>>> {
+                    Box::pin(self.api_key_find(hash))
+                }
+
+                fn create_library_mcp<'a>(
+                    &'a self,
+                    m: &'a McpLibraryRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.library_mcp_insert(m))
+                }
+
+                fn get_library_mcp<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<McpLibraryRecord>>> {
+                    Box::pin(self.library_mcp_get(user_id, id))
+                }
+
+                fn list_library_mcps<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<McpLibraryRecord>>> {
+                    Box::pin(self.library_mcp_list(user_id))
+                }
+
+                fn update_library_mcp<'a>(
+                    &'a self,
+                    m: &'a McpLibraryRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.library_mcp_update(m))
+                }
+
+                fn delete_library_mcp<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.library_delete(LibraryTable::Mcp, user_id, id))
+                }
+
+                fn create_library_skill<'a>(
+                    &'a self,
+                    s: &'a SkillLibraryRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.library_skill_insert(s))
+                }
+
+                fn get_library_skill<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<SkillLibraryRecord>>> {
+                    Box::pin(self.library_skill_get(user_id, id))
+                }
+
+                fn list_library_skills<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<SkillLibraryRecord>>> {
+                    Box::pin(self.library_skill_list(user_id))
+                }
+
+                fn delete_library_skill<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.library_delete(LibraryTable::Skill, user_id, id))
+                }
+
+                fn add_usage<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    session_id: &'a str,
+                    day: &'a str,
+                    delta: &'a UsageCounts,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.usage_add(user_id, session_id, day, delta))
+                }
+
+                fn session_usage<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    session_id: &'a str,
+                ) -> BoxFuture<'a, Result<UsageCounts>> {
+                    Box::pin(self.usage_of_session(user_id, session_id))
+                }
+
+                fn user_usage<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    since: Option<&'a str>,
+                ) -> BoxFuture<'a, Result<UsageCounts>> {
+                    Box::pin(self.usage_of_user(user_id, since))
+                }
+            }
+        };
+    };
+}
+pub(crate) use impl_storage;
