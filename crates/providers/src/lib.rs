@@ -44,6 +44,11 @@ pub use registry::Provider;
 
 pub mod embedding;
 pub use embedding::{EmbeddingModelConfig, embedding_model, embedding_model_with};
+#[cfg(feature = "local-embedding")]
+pub use embedding::{local_embedding_model, local_embedding_models};
+/// The offline embedding model (all-MiniLM-L6-v2 in-process).
+#[cfg(feature = "local-embedding")]
+pub use oxiscope_local_embedding as local_embedding;
 
 pub mod tts;
 pub use tts::{TtsModelConfig, tts_model, tts_model_with};

@@ -160,6 +160,41 @@ pub fn embedding_model_with(
     })
 }
 
+/// The offline default embedding model, all-MiniLM-L6-v2 run in-process:
+/// no credential, no endpoint. Nothing is read until the first call, which
+/// finds the weights with `locator` (`ModelLocator::new()`: the
+/// `OXISCOPE_EMBEDDING_MODEL_DIR` / `OXISCOPE_DATA_DIR` environment), and
+/// downloads them once on a machine that does not have them yet.
+///
+/// ```
+/// use oxiscope_providers::local_embedding::ModelLocator;
+///
+/// let model = oxiscope_providers::local_embedding_model(ModelLocator::new());
+/// assert_eq!(model.model_name(), "all-MiniLM-L6-v2");
+/// assert_eq!(model.dimensions().map(|d| d.get()), Some(384));
+/// ```
+#[cfg(feature = "local-embedding")]
+#[must_use]
+pub fn local_embedding_model(
+    locator: oxiscope_local_embedding::ModelLocator,
+) -> Arc<dyn DynEmbeddingModel> {
+    Arc::new(oxiscope_local_embedding::DefaultEmbeddingModel::new(
+        locator,
+    ))
+}
+
+/// The cards of the offline embedding models (all-MiniLM-L6-v2).
+///
+/// # Errors
+/// None in practice (the card is fixed); see
+/// [`minilm_card`](oxiscope_local_embedding::minilm_card).
+#[cfg(feature = "local-embedding")]
+pub fn local_embedding_models() -> Result<Vec<oxiscope_model::EmbeddingModelCard>, ModelError> {
+    oxiscope_local_embedding::minilm_card()
+        .map(|card| vec![card])
+        .map_err(|e| invalid(format!("the offline model's card: {e}")))
+}
+
 fn sized<M>(model: M, dimensions: Option<NonZeroU32>, with: fn(M, NonZeroU32) -> M) -> M {
     match dimensions {
         Some(d) => with(model, d),

@@ -28,6 +28,8 @@ pub use dashscope::{
     DashScopeEmbeddingModel, native_base_url,
 };
 pub use factory::{EmbeddingModelConfig, embedding_model, embedding_model_with};
+#[cfg(feature = "local-embedding")]
+pub use factory::{local_embedding_model, local_embedding_models};
 pub use gemini::{GEMINI_DEFAULT_BASE_URL, GEMINI_EMBEDDING_BATCH_SIZE, GeminiEmbeddingModel};
 pub use ollama::{OLLAMA_EMBEDDING_BATCH_SIZE, OllamaEmbeddingModel};
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OPENAI_EMBEDDING_BATCH_SIZE, OpenAiEmbeddingModel};

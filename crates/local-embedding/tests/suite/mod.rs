@@ -1,0 +1,5 @@
+mod download;
+mod golden;
+mod load_errors;
+mod support;
+mod tokenizer;
