@@ -1,0 +1,4 @@
+//! Integration tests of `oxiscope-memory`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;

@@ -1,0 +1,4 @@
+mod files;
+mod modes;
+mod sessions;
+mod support;
