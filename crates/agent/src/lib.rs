@@ -83,6 +83,7 @@ mod hitl;
 mod inject;
 mod middleware;
 pub mod otel;
+pub mod pipeline;
 mod reasoning;
 mod reply;
 mod state;

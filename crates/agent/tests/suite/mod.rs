@@ -8,5 +8,6 @@ mod list_tools;
 mod loop_basics;
 mod middleware;
 mod otel;
+mod pipeline;
 mod structured;
 mod wire;

@@ -1,6 +1,7 @@
 mod chat_cli;
 mod chat_connect;
 mod chat_env;
+mod chat_goal;
 mod chat_mcp;
 #[cfg(unix)]
 mod chat_mcp_pty;

@@ -6,6 +6,7 @@ use std::io::{IsTerminal as _, Stdout, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use oxiscope_agent::pipeline::{GoalPipeline, PipelineProtocol};
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
 use oxiscope_message::{
     ConfirmResult, Msg, ReplyFinishedReason, RequireUserConfirmEvent, ToolCallBlock, ToolCallState,
@@ -36,6 +37,9 @@ enum Answer {
 /// The interactive loop and what it needs.
 pub(crate) struct Console {
     pub(crate) agent: Agent,
+    /// With `--goal-verifier`: the pipeline whose executor is `agent`;
+    /// replies go through it.
+    pub(crate) pipeline: Option<GoalPipeline>,
     pub(crate) renderer: ConsoleRenderer<Stdout>,
     pub(crate) session: Option<Session>,
     pub(crate) history: Option<PathBuf>,
@@ -145,12 +149,22 @@ impl Console {
     ) -> anyhow::Result<()> {
         loop {
             let renderer = &mut self.renderer;
-            let ending = rt.block_on(drive(&self.agent, input, |e| renderer.render(e)));
+            let target: &dyn PipelineProtocol = match &self.pipeline {
+                Some(pipeline) => pipeline,
+                None => &self.agent,
+            };
+            let ending = rt.block_on(drive(target, input, |e| renderer.render(e)));
             self.save(rt)?;
             match ending? {
                 Ending::Finished(end) => {
                     let reason = end.map(|e| e.finished_reason);
                     self.failed |= reason == Some(ReplyFinishedReason::Error);
+                    if let Some(pipeline) = &self.pipeline {
+                        let progress = rt.block_on(pipeline.progress());
+                        if let Some(line) = super::goal::outcome_line(&progress) {
+                            println!("{line}");
+                        }
+                    }
                     return Ok(());
                 }
                 Ending::Confirm(event) => input = self.confirm(editor, &event)?,

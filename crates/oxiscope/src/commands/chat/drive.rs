@@ -1,7 +1,8 @@
 //! Running one reply stream to its end, with Ctrl+C interrupting it.
 
 use futures_util::StreamExt as _;
-use oxiscope_agent::{Agent, ReplyInput};
+use oxiscope_agent::ReplyInput;
+use oxiscope_agent::pipeline::{CancellationToken, PipelineProtocol};
 use oxiscope_message::{
     AgentEvent, ReplyEndEvent, RequireExternalExecutionEvent, RequireUserConfirmEvent,
 };
@@ -18,18 +19,20 @@ pub(crate) enum Ending {
     External(RequireExternalExecutionEvent),
 }
 
-/// Streams the reply to `input` through `on_event`. The first Ctrl+C
-/// interrupts the reply (the stream still ends with its reply end); a
-/// second one abandons the stream, which interrupts it as well.
+/// Streams the reply of `target` (an agent or a pipeline) to `input`
+/// through `on_event`. The first Ctrl+C interrupts the reply (the stream
+/// still ends with its reply end); a second one abandons the stream, which
+/// interrupts it as well.
 ///
 /// # Cancel safety
 /// Dropping the future drops the stream, which interrupts the reply.
 pub(crate) async fn drive(
-    agent: &Agent,
+    target: &dyn PipelineProtocol,
     input: ReplyInput,
     mut on_event: impl FnMut(&AgentEvent) -> std::io::Result<()>,
 ) -> anyhow::Result<Ending> {
-    let mut stream = agent.reply_stream(input);
+    let cancel = CancellationToken::new();
+    let mut stream = target.reply_stream(input, cancel.clone());
     let mut interrupts = Interrupts::new()?;
     let mut pressed = 0;
     let mut last = None;
@@ -43,7 +46,7 @@ pub(crate) async fn drive(
             () = interrupts.next(), if pressed < 2 => {
                 pressed += 1;
                 if pressed == 1 {
-                    stream.interrupt();
+                    cancel.cancel();
                 } else {
                     break;
                 }

@@ -3,6 +3,7 @@
 mod banner;
 mod console;
 mod drive;
+mod goal;
 pub(crate) mod mcp_config;
 pub(crate) mod mcp_start;
 mod oneshot;
@@ -96,6 +97,16 @@ pub(crate) struct ChatArgs {
     /// (repeatable); added to the config file's `[skills] paths`.
     #[arg(long = "skills", value_name = "DIR")]
     pub(crate) skills: Vec<PathBuf>,
+    /// Run a goal pipeline: the assistant becomes the executor, and a
+    /// verifier (same model and tools, system prompt read from FILE)
+    /// checks each result against your message; a refusal goes back to
+    /// the executor with its reason until the verifier passes the work or
+    /// finds it impossible. Not with -p or --session.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["prompt", "session"])]
+    pub(crate) goal_verifier: Option<PathBuf>,
+    /// How many refusals a goal run may spend [default: 10].
+    #[arg(long, value_name = "N", requires = "goal_verifier")]
+    pub(crate) goal_max_iters: Option<u32>,
 }
 
 /// Runs `oxiscope chat`.
@@ -116,6 +127,11 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         }
     };
     settings.render.color &= std::io::stdout().is_terminal();
+    let verifier_prompt = args
+        .goal_verifier
+        .as_deref()
+        .map(goal::read_prompt)
+        .transpose()?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -169,8 +185,10 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
     // prompt does not wait for the others.
     rt.block_on(servers.settle(PROMPT_GRACE));
     let history: Option<PathBuf> = settings::data_dir().ok().map(|d| d.join("history.txt"));
+    let pipeline = verifier_prompt.map(|p| goal::pipeline(&agent, p, args.goal_max_iters));
     let console = console::Console {
         agent,
+        pipeline,
         renderer: ConsoleRenderer::new(std::io::stdout(), settings.render.clone()),
         session,
         history,
