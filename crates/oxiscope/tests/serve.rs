@@ -815,3 +815,419 @@ async fn replicas_on_postgres_and_redis_stream_a_run_to_a_subscriber_on_the_othe
     let replay = ca.stream_until(&stream, "REPLY_END").await;
     assert_eq!(replay.last().unwrap()["finished_reason"], "completed");
 }
+
+/// Two replicas on one PostgreSQL database and one Redis, with 2 s run
+/// locks (so a dead replica's runs are taken over within seconds), and a
+/// user whose first agent talks to `fake`.
+struct Replicas {
+    // Declared first: the replicas stop before the servers they use.
+    a: Option<Server>,
+    b: Server,
+    fake: FakeServer,
+    ids: Ids,
+    stream: String,
+    dir: tempfile::TempDir,
+    _pg: oxiscope_test_support::servers::postgres::TestPostgres,
+    _redis: oxiscope_test_support::servers::redis::TestRedis,
+}
+
+impl Replicas {
+    /// `None` (after a loud skip message; a failure under `CI=true`)
+    /// without `postgres` or `redis-server`.
+    async fn start(extra: &[&str], agent: Value) -> Option<Self> {
+        let pg = oxiscope_test_support::servers::postgres::TestPostgres::start()?;
+        let redis = oxiscope_test_support::servers::redis::TestRedis::start()?;
+        let url = pg.fresh_database();
+        let redis_url = redis.url();
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join("sealing.key");
+        std::fs::write(&key_file, "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=\n").unwrap();
+        let mut args = vec![
+            "--database-url",
+            &url,
+            "--key-file",
+            key_file.to_str().unwrap(),
+            "--redis-url",
+            &redis_url,
+            "--lock-ttl-secs",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        let a = Server::start_with(&dir.path().join("a"), true, &args);
+        let b = Server::start_with(&dir.path().join("b"), true, &args);
+        let fake = FakeServer::start().await.unwrap();
+        let ca = Client::new(&a, dev());
+        let (code, cred) = ca
+            .post(
+                "/credential/",
+                json!({"data": {"type": "openai_credential", "api_key": "sk-x", "base_url": fake.url("/v1")}}),
+            )
+            .await;
+        assert_eq!(code, 201, "{cred}");
+        let (code, agent) = ca.post("/agent/", agent).await;
+        assert_eq!(code, 201, "{agent}");
+        let agent = agent["agent_id"].as_str().unwrap().to_owned();
+        let (_, session) = ca
+            .post(
+                "/sessions/",
+                json!({"agent_id": agent, "chat_model_config": {"type": "openai_credential", "credential_id": cred["credential_id"], "model": "gpt-4.1", "parameters": {}}}),
+            )
+            .await;
+        let ids = Ids {
+            agent,
+            session: session["session_id"].as_str().unwrap().to_owned(),
+        };
+        let stream = format!("/sessions/{}/stream?agent_id={}", ids.session, ids.agent);
+        Some(Self {
+            a: Some(a),
+            b,
+            fake,
+            ids,
+            stream,
+            dir,
+            _pg: pg,
+            _redis: redis,
+        })
+    }
+
+    fn ca(&self) -> Client {
+        Client::new(self.a.as_ref().unwrap(), dev())
+    }
+
+    fn cb(&self) -> Client {
+        Client::new(&self.b, dev())
+    }
+
+    /// `kill -9` replica A.
+    fn kill_a(&mut self) {
+        self.a.take().unwrap().kill();
+    }
+
+    /// How many lines reading `line` the files named `name` hold, under
+    /// both replicas' data directories.
+    fn lines_in(&self, name: &str, line: &str) -> usize {
+        fn walk(dir: &Path, name: &str, line: &str, n: &mut usize) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, name, line, n);
+                } else if path.file_name().is_some_and(|f| f == name) {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    *n += text.lines().filter(|l| l.trim() == line).count();
+                }
+            }
+        }
+        let mut n = 0;
+        walk(self.dir.path(), name, line, &mut n);
+        n
+    }
+}
+
+/// Every event a subscriber gets within `window`.
+async fn events_within(c: &Client, path: &str, window: Duration) -> Vec<Value> {
+    let res = c
+        .http
+        .get(format!("{}{path}", c.base))
+        .header(c.auth.0, &c.auth.1)
+        .send()
+        .await
+        .unwrap();
+    let mut body = res.bytes_stream();
+    let mut buf = Vec::new();
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + window;
+    while let Ok(Some(chunk)) = tokio::time::timeout_at(deadline, body.next()).await {
+        buf.extend_from_slice(&chunk.unwrap());
+        while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+            let frame: Vec<u8> = buf.drain(..end + 2).collect();
+            let text = String::from_utf8(frame).unwrap();
+            if let Some(data) = text.strip_prefix("data: ") {
+                events.push(serde_json::from_str(data.trim_end()).unwrap());
+            }
+        }
+    }
+    events
+}
+
+fn count(events: &[Value], kind: &str) -> usize {
+    events.iter().filter(|e| e["type"] == kind).count()
+}
+
+/// The session's replay cursor now (from its messages page).
+async fn cursor(c: &Client, ids: &Ids) -> String {
+    messages(c, ids).await["event_cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// After the takeover: one error end that says the reply can be retried,
+/// for the reply that started.
+fn assert_taken_over(events: &[Value]) {
+    assert_eq!(count(events, "REPLY_START"), 1, "{events:?}");
+    assert_eq!(count(events, "REPLY_END"), 1, "{events:?}");
+    let end = events.last().unwrap();
+    assert_eq!(end["type"], "REPLY_END", "{events:?}");
+    assert_eq!(end["finished_reason"], "error", "{end}");
+    assert!(
+        end["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("can be retried"),
+        "{end}"
+    );
+    assert_eq!(end["reply_id"], events[0]["reply_id"], "{events:?}");
+}
+
+/// After the takeover the session takes the next chat on the survivor,
+/// and that reply completes.
+async fn chat_again_completes(r: &Replicas) {
+    let cb = r.cb();
+    for _ in 0..200 {
+        if status(&cb, &r.ids).await == "idle" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status(&cb, &r.ids).await, "idle");
+    // From the taken-over reply's end on (a subscriber without a cursor
+    // could connect before the next run begins and get that end again).
+    let after = cursor(&cb, &r.ids).await;
+    r.fake.push(quick_answer("Back again."));
+    let (code, body) = cb
+        .post(
+            "/chat/",
+            json!({"agent_id": r.ids.agent, "session_id": r.ids.session, "input": user_msg("are you there?")}),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let events = cb
+        .stream_until(&format!("{}&after={after}", r.stream), "REPLY_END")
+        .await;
+    assert_eq!(
+        events.last().unwrap()["finished_reason"],
+        "completed",
+        "{events:?}"
+    );
+}
+
+/// Replica A is killed (`kill -9`) while it streams a reply: replica B
+/// ends the reply with one retryable error `REPLY_END`; a subscriber on B
+/// sees the whole run once, one resuming with a cursor gets exactly the
+/// rest, and the session chats again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_while_streaming_has_its_reply_ended_by_the_survivor() {
+    let Some(mut r) = Replicas::start(&[], json!({"name": "Friday"})).await else {
+        return;
+    };
+    let (ca, cb) = (r.ca(), r.cb());
+    r.fake.push(slow_answer());
+    let watcher = tokio::spawn({
+        let stream = r.stream.clone();
+        async move { cb.stream_until(&stream, "REPLY_END").await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(chat(&ca, &r.ids, user_msg("a long story")).await, 200);
+    ca.stream_until(&r.stream, "TEXT_BLOCK_DELTA").await;
+    let cursor = cursor(&r.cb(), &r.ids).await;
+    r.kill_a();
+
+    let seen = watcher.await.unwrap();
+    assert_taken_over(&seen);
+    // Resuming with the cursor: exactly the events after it, no more
+    // (nothing is published twice, even after further sweeps).
+    let resumed = events_within(
+        &r.cb(),
+        &format!("{}&after={cursor}", r.stream),
+        Duration::from_secs(4),
+    )
+    .await;
+    let seq: usize = cursor.split_once('-').unwrap().1.parse().unwrap();
+    assert_eq!(resumed, seen[seq..], "cursor {cursor}");
+    chat_again_completes(&r).await;
+}
+
+/// Replica A is killed while a tool call runs (a slow Bash command):
+/// replica B ends the reply with one retryable error `REPLY_END`, the
+/// command is not run again, and the session chats again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_during_a_tool_call_has_its_reply_ended_without_running_it_again() {
+    let extra = ["--allow-mode", "default", "--allow-mode", "bypass"];
+    let agent = json!({"name": "Friday", "permission_mode": "bypass"});
+    let Some(mut r) = Replicas::start(&extra, agent).await else {
+        return;
+    };
+    let (ca, cb) = (r.ca(), r.cb());
+    let command = "echo started >> ran.txt; sleep 30; echo finished >> ran.txt";
+    r.fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_slow", "Bash")
+            .tool_args(0, json!({"command": command}).to_string())
+            .finish("tool_calls")
+            .usage(10, 5, 0)
+            .response(),
+    );
+    let watcher = tokio::spawn({
+        let stream = r.stream.clone();
+        async move { cb.stream_until(&stream, "REPLY_END").await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(chat(&ca, &r.ids, user_msg("run the slow thing")).await, 200);
+    ca.stream_until(&r.stream, "TOOL_CALL_END").await;
+    // The command has started.
+    for _ in 0..200 {
+        if r.lines_in("ran.txt", "started") == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(r.lines_in("ran.txt", "started"), 1);
+    r.kill_a();
+
+    let seen = watcher.await.unwrap();
+    assert_taken_over(&seen);
+    assert_eq!(count(&seen, "TOOL_CALL_START"), 1, "{seen:?}");
+    // The call is in doubt: the end names it...
+    let message = seen.last().unwrap()["error"]["message"].to_string();
+    assert!(message.contains("Bash (call_slow)"), "{message}");
+    assert!(message.contains("may or may not have run"), "{message}");
+    chat_again_completes(&r).await;
+    // ...and so does the note the model read in the next turn.
+    let asked = r
+        .fake
+        .requests()
+        .iter()
+        .map(|req| req.body_text())
+        .find(|body| body.contains("are you there?"))
+        .unwrap();
+    assert!(asked.contains("call_slow"), "{asked}");
+    assert!(asked.contains("may or may not have run"), "{asked}");
+    // Nobody ran the call again.
+    assert_eq!(r.lines_in("ran.txt", "started"), 1);
+}
+
+/// Replica A is killed while its reply is parked on a confirmation:
+/// nothing is ended for it (it was not running), and the confirmation
+/// answered on replica B resumes the reply there, which runs the tool once
+/// and completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_while_a_reply_awaits_confirmation_leaves_it_to_the_survivor() {
+    let Some(mut r) = Replicas::start(&[], json!({"name": "Friday"})).await else {
+        return;
+    };
+    let (ca, cb) = (r.ca(), r.cb());
+    let args = json!({"file_path": "note.txt", "content": "confirmed"}).to_string();
+    r.fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_write", "Write")
+            .tool_args(0, args)
+            .finish("tool_calls")
+            .usage(10, 5, 0)
+            .response(),
+    );
+    assert_eq!(chat(&ca, &r.ids, user_msg("write a note")).await, 200);
+    let parked = cb.stream_until(&r.stream, "REQUIRE_USER_CONFIRM").await;
+    let ask = parked.last().unwrap().clone();
+    let cursor = cursor(&cb, &r.ids).await;
+    r.kill_a();
+
+    // Longer than a lock's life and a sweep: nothing is published.
+    let quiet = events_within(
+        &cb,
+        &format!("{}&after={cursor}", r.stream),
+        Duration::from_secs(4),
+    )
+    .await;
+    assert_eq!(quiet, Vec::<Value>::new());
+    assert_eq!(status(&cb, &r.ids).await, "awaiting_permission");
+
+    r.fake.push(quick_answer("The note is written."));
+    let confirm = json!({
+        "type": "USER_CONFIRM_RESULT",
+        "reply_id": ask["reply_id"],
+        "confirm_results": [{"confirmed": true, "tool_call": ask["tool_calls"][0]}],
+    });
+    assert_eq!(chat(&cb, &r.ids, confirm).await, 200);
+    let events = cb
+        .stream_until(&format!("{}&after={cursor}", r.stream), "REPLY_END")
+        .await;
+    assert_eq!(count(&events, "REPLY_END"), 1, "{events:?}");
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    assert_eq!(events.last().unwrap()["reply_id"], ask["reply_id"]);
+    assert_eq!(r.lines_in("note.txt", "confirmed"), 1);
+}
+
+/// Replica A is killed while a confirmed tool call runs: replica B ends
+/// the reply (naming the call in doubt), the session is back to the
+/// confirmation it was parked on, and confirming the call again on B does
+/// not run it a second time: the model reads it as refused and the reply
+/// completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_confirmed_call_in_doubt_is_not_run_again_when_confirmed_twice() {
+    let Some(mut r) = Replicas::start(&[], json!({"name": "Friday"})).await else {
+        return;
+    };
+    let (ca, cb) = (r.ca(), r.cb());
+    let command = "echo started >> ran.txt; sleep 30; echo finished >> ran.txt";
+    r.fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_doubt", "Bash")
+            .tool_args(0, json!({"command": command}).to_string())
+            .finish("tool_calls")
+            .usage(10, 5, 0)
+            .response(),
+    );
+    assert_eq!(chat(&ca, &r.ids, user_msg("run it")).await, 200);
+    let parked = cb.stream_until(&r.stream, "REQUIRE_USER_CONFIRM").await;
+    let ask = parked.last().unwrap().clone();
+    let confirm = json!({
+        "type": "USER_CONFIRM_RESULT",
+        "reply_id": ask["reply_id"],
+        "confirm_results": [{"confirmed": true, "tool_call": ask["tool_calls"][0]}],
+    });
+    let cursor = cursor(&cb, &r.ids).await;
+    let watcher = tokio::spawn({
+        let path = format!("{}&after={cursor}", r.stream);
+        let cb = r.cb();
+        async move { cb.stream_until(&path, "REPLY_END").await }
+    });
+    assert_eq!(chat(&ca, &r.ids, confirm.clone()).await, 200);
+    for _ in 0..200 {
+        if r.lines_in("ran.txt", "started") == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(r.lines_in("ran.txt", "started"), 1);
+    r.kill_a();
+
+    let seen = watcher.await.unwrap();
+    let end = seen.last().unwrap();
+    assert_eq!(end["finished_reason"], "error", "{seen:?}");
+    let message = end["error"]["message"].to_string();
+    assert!(message.contains("Bash (call_doubt)"), "{message}");
+    for _ in 0..200 {
+        if status(&cb, &r.ids).await != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status(&cb, &r.ids).await, "awaiting_permission");
+
+    let after = self::cursor(&cb, &r.ids).await;
+    r.fake.push(quick_answer("I will not run it again."));
+    assert_eq!(chat(&cb, &r.ids, confirm).await, 200);
+    let events = cb
+        .stream_until(&format!("{}&after={after}", r.stream), "REPLY_END")
+        .await;
+    assert_eq!(events[0]["type"], "USER_CONFIRM_RESULT", "{events:?}");
+    assert_eq!(
+        events[0]["confirm_results"][0]["confirmed"], false,
+        "{events:?}"
+    );
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    assert_eq!(r.lines_in("ran.txt", "started"), 1);
+}

@@ -60,5 +60,6 @@ pub use policy::{QuotaWindow, TenantPolicy};
 pub use pyjson::to_python_json;
 pub use routes::app;
 pub use serve::serve;
+pub use service::knowledge::{KnowledgeSettings, OFFLINE_CREDENTIAL_ID};
 pub use service::{HubError, HubSource, SessionTitles};
 pub use state::{AppState, ServerConfig, WorkspaceMode};

@@ -294,7 +294,174 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
     ];
     ops.extend(library_operations(g, &op));
     ops.extend(workspace_operations(g, &op));
+    ops.extend(knowledge_operations(g));
     ops
+}
+
+/// The `/knowledge_bases/` operations.
+fn knowledge_operations(g: &mut SchemaGenerator) -> Vec<Op> {
+    use crate::api::{
+        CreateKnowledgeBaseRequest as Create, CreateKnowledgeBaseResponse as Created,
+        DocumentDownloadTokenResponse as Token, KbMiddlewareParametersSchemaResponse as Schema,
+        KnowledgeBaseView as View, ListChunkersResponse as Chunkers,
+        ListDocumentChunksResponse as Chunks, ListKbEmbeddingModelsResponse as Models,
+        ListKnowledgeBasesResponse as Bases, ListKnowledgeDocumentStatusResponse as Statuses,
+        ListKnowledgeDocumentsResponse as Docs, ListSupportedContentTypesResponse as Types,
+        SearchKnowledgeBaseRequest as Search, SearchKnowledgeBaseResponse as Hits,
+        UpdateKnowledgeBaseRequest as Update, UploadKnowledgeDocumentForm as Form,
+        UploadKnowledgeDocumentResponse as Uploaded,
+    };
+    const KB: Param = ("knowledge_base_id", "path", true);
+    const DOC: Param = ("document_id", "path", true);
+    const PAGE: [Param; 2] = [("page", "query", false), ("page_size", "query", false)];
+    let listing = |extra: &[Param]| -> Vec<Param> {
+        let mut p = extra.to_vec();
+        p.extend(PAGE);
+        p.extend([("orderby", "query", false), ("desc", "query", false), USER]);
+        p
+    };
+    let op = |method, path, params: Vec<Param>, body, status, response| Op {
+        auth: true,
+        method,
+        path,
+        tag: "knowledge_bases",
+        params,
+        body,
+        status,
+        response,
+    };
+    let root = "/knowledge_bases/";
+    let base = "/knowledge_bases/{knowledge_base_id}";
+    let docs = "/knowledge_bases/{knowledge_base_id}/documents";
+    let doc = "/knowledge_bases/{knowledge_base_id}/documents/{document_id}";
+    vec![
+        op(
+            "get",
+            "/knowledge_bases/embedding_models",
+            vec![USER],
+            None,
+            "200",
+            Some(schema_ref::<Models>(g)),
+        ),
+        op(
+            "get",
+            "/knowledge_bases/chunkers",
+            vec![USER],
+            None,
+            "200",
+            Some(schema_ref::<Chunkers>(g)),
+        ),
+        op(
+            "get",
+            "/knowledge_bases/middleware/parameters_schema",
+            vec![USER],
+            None,
+            "200",
+            Some(schema_ref::<Schema>(g)),
+        ),
+        op(
+            "get",
+            "/knowledge_bases/supported_content_types",
+            vec![USER],
+            None,
+            "200",
+            Some(schema_ref::<Types>(g)),
+        ),
+        op(
+            "post",
+            root,
+            vec![USER],
+            Some(schema_ref::<Create>(g)),
+            "201",
+            Some(schema_ref::<Created>(g)),
+        ),
+        op(
+            "get",
+            root,
+            listing(&[("id", "query", false), ("name", "query", false)]),
+            None,
+            "200",
+            Some(schema_ref::<Bases>(g)),
+        ),
+        op(
+            "patch",
+            base,
+            vec![KB, USER],
+            Some(schema_ref::<Update>(g)),
+            "200",
+            Some(schema_ref::<View>(g)),
+        ),
+        op("delete", base, vec![KB, USER], None, "204", None),
+        op(
+            "get",
+            docs,
+            listing(&[
+                KB,
+                ("id", "query", false),
+                ("keywords", "query", false),
+                ("status", "query", false),
+            ]),
+            None,
+            "200",
+            Some(schema_ref::<Docs>(g)),
+        ),
+        op(
+            "post",
+            docs,
+            vec![KB, USER],
+            Some(schema_ref::<Form>(g)),
+            "201",
+            Some(schema_ref::<Uploaded>(g)),
+        ),
+        op(
+            "get",
+            "/knowledge_bases/{knowledge_base_id}/documents/status",
+            vec![KB, ("ids", "query", true), USER],
+            None,
+            "200",
+            Some(schema_ref::<Statuses>(g)),
+        ),
+        op("delete", doc, vec![KB, DOC, USER], None, "204", None),
+        // A download token may stand in for the caller's credentials.
+        op(
+            "get",
+            doc,
+            vec![
+                KB,
+                DOC,
+                ("download", "query", false),
+                ("token", "query", false),
+                ("x-user-id", "header", false),
+            ],
+            None,
+            "200",
+            Some(json!({})),
+        ),
+        op(
+            "post",
+            "/knowledge_bases/{knowledge_base_id}/search",
+            vec![KB, USER],
+            Some(schema_ref::<Search>(g)),
+            "200",
+            Some(schema_ref::<Hits>(g)),
+        ),
+        op(
+            "get",
+            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/chunks",
+            vec![KB, DOC, PAGE[0], PAGE[1], USER],
+            None,
+            "200",
+            Some(schema_ref::<Chunks>(g)),
+        ),
+        op(
+            "post",
+            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/download_token",
+            vec![KB, DOC, USER],
+            None,
+            "200",
+            Some(schema_ref::<Token>(g)),
+        ),
+    ]
 }
 
 /// The `/workspace/` operations of the session's MCP servers, skills and
@@ -584,14 +751,17 @@ fn param_schema(name: &str) -> Value {
         "before" | "after" | "token" => {
             json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
         }
-        "download" => json!({"type": "boolean", "default": false}),
+        "download" | "desc" => json!({"type": "boolean", "default": name == "desc"}),
+        "page" => json!({"type": "integer", "minimum": 1, "default": 1}),
+        "page_size" => json!({"type": "integer", "minimum": 1, "maximum": 128, "default": 30}),
         _ => json!({"type": "string"}),
     }
 }
 
 /// The media type of an operation's request body.
 fn media_type(path: &str) -> &'static str {
-    if path == "/workspace/skill/upload" {
+    if path == "/workspace/skill/upload" || path == "/knowledge_bases/{knowledge_base_id}/documents"
+    {
         "multipart/form-data"
     } else {
         "application/json"

@@ -25,11 +25,17 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     clear_staging(state.data_dir());
     let router = app(state.clone());
+    // Documents a stopped server left unfinished are indexed again.
+    if let Err(e) = state.resume_knowledge_indexing().await {
+        tracing::error!("cannot resume knowledge-base indexing: {e}");
+    }
     let stopping = state.clone();
     // Idle workspaces are closed (their MCP servers stopped) once a minute.
     let sweeper = state
         .workspaces()
         .spawn_sweeper(Duration::from_secs(60), state.shutdown_token().clone());
+    // Runs whose runner died (on any replica) are ended.
+    let takeover = crate::service::takeover::spawn_sweeper(state.clone());
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             signal.await;
@@ -37,6 +43,7 @@ pub async fn serve(
         })
         .await?;
     sweeper.abort();
+    takeover.abort();
     Ok(())
 }
 

@@ -52,6 +52,10 @@ pub struct ServerConfig {
     pub heartbeat: Duration,
     /// How long a run lock lives without renewal.
     pub lock_ttl: Duration,
+    /// How often each replica looks for runs whose runner died (their lock
+    /// expired before their reply ended) and ends them; a third of
+    /// `lock_ttl` by default.
+    pub takeover_interval: Duration,
     /// Events of a run kept for late SSE subscribers; older ones leave the
     /// replay log.
     pub replay_limit: usize,
@@ -65,6 +69,9 @@ pub struct ServerConfig {
     pub session_titles: crate::service::SessionTitles,
     /// How long a workspace file download token is accepted.
     pub download_token_ttl: Duration,
+    /// Knowledge bases: upload limit, indexing concurrency, the offline
+    /// embedding model.
+    pub knowledge: crate::service::knowledge::KnowledgeSettings,
     /// Where the agents' trace spans go (`None`: no tracing, no cost).
     pub span_exporter: Option<std::sync::Arc<dyn oxiscope_agent::otel::SpanExporter>>,
 }
@@ -85,6 +92,7 @@ impl ServerConfig {
             listen_addr: None,
             heartbeat: Duration::from_secs(30),
             lock_ttl: Duration::from_secs(60),
+            takeover_interval: Duration::from_secs(20),
             replay_limit: 4096,
             inbox_limit: 64,
             hubs: Vec::new(),
@@ -92,7 +100,18 @@ impl ServerConfig {
             session_titles: crate::service::SessionTitles::Model,
             download_token_ttl: Duration::from_secs(60),
             span_exporter: None,
+            knowledge: crate::service::knowledge::KnowledgeSettings::default(),
         }
+    }
+
+    /// Other knowledge-base settings.
+    #[must_use]
+    pub fn with_knowledge(
+        mut self,
+        knowledge: crate::service::knowledge::KnowledgeSettings,
+    ) -> Self {
+        self.knowledge = knowledge;
+        self
     }
 
     /// Traces the agents' runs into `exporter` (see
@@ -203,6 +222,7 @@ struct Inner {
     workspaces: Arc<WorkspaceManager>,
     hubs: crate::service::hub::Hubs,
     metrics: crate::metrics::Metrics,
+    knowledge: crate::service::knowledge::Runtime,
 }
 
 impl AppState {
@@ -223,6 +243,7 @@ impl AppState {
         }
         .with_ttl(config.workspace_ttl);
         let hubs = crate::service::hub::Hubs::new(config.hubs.clone(), config.hub_cache_ttl);
+        let knowledge = crate::service::knowledge::Runtime::new(&config.knowledge);
         Self {
             inner: Arc::new(Inner {
                 workspaces: Arc::new(workspaces),
@@ -235,6 +256,7 @@ impl AppState {
                 models: crate::service::models::ModelCache::default(),
                 hubs,
                 metrics: crate::metrics::Metrics::default(),
+                knowledge,
             }),
         }
     }
@@ -287,6 +309,20 @@ impl AppState {
     /// The service's counters (served by [`crate::metrics_app`]).
     pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
         &self.inner.metrics
+    }
+
+    /// What the knowledge-base routes share.
+    pub(crate) fn knowledge(&self) -> &crate::service::knowledge::Runtime {
+        &self.inner.knowledge
+    }
+
+    /// Indexes again, in the background, every document a stopped server
+    /// left unfinished (as `serve` does at startup); returns how many.
+    ///
+    /// # Errors
+    /// The store cannot be read.
+    pub async fn resume_knowledge_indexing(&self) -> Result<usize, oxiscope_storage::Error> {
+        crate::service::knowledge::resume(self).await
     }
 
     /// The chat models kept between runs.

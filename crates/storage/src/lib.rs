@@ -6,8 +6,9 @@
 //! - [`Storage`]: agents, credentials (sealed by the caller), sessions with
 //!   their agent state and a revision, messages, schedules, API-key
 //!   hashes, users' libraries of installed MCP servers (config sealed
-//!   by the caller) and skills, and token usage per session and per user
-//!   and day; every read is scoped by the owning user.
+//!   by the caller) and skills, token usage per session and per user
+//!   and day, and knowledge bases with their documents' indexing states;
+//!   every read is scoped by the owning user.
 //! - [`MessageBus`]: per-session run locks (owner token + expiry), a bounded
 //!   replay log per run addressed by [`Cursor`]s, live fan-out, and a
 //!   bounded inbox with a wakeup queue.
@@ -46,6 +47,8 @@
 
 mod bus;
 mod error;
+mod journal;
+mod knowledge;
 mod params;
 mod postgres;
 mod record;
@@ -60,6 +63,8 @@ pub use bus::{
     RedisBusOptions, Release, Retained, Retention, RunLease,
 };
 pub use error::{Error, Result};
+pub use journal::{RESULT_LIMIT, ToolCallRecord, cap_text};
+pub use knowledge::{KnowledgeBaseRecord, KnowledgeDocumentRecord};
 pub use postgres::{PostgresStorage, is_postgres_url};
 pub use record::{
     AgentRecord, ApiKeyRecord, CredentialRecord, LibraryCard, McpLibraryRecord, MessagePage,

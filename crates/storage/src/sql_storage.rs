@@ -25,6 +25,7 @@ macro_rules! impl_storage {
             use serde_json::Value;
 
             use $crate::error::Result;
+            use $crate::knowledge::{KnowledgeBaseRecord, KnowledgeDocumentRecord};
             use $crate::record::{
                 AgentRecord, ApiKeyRecord, CredentialRecord, McpLibraryRecord, MessagePage,
                 ScheduleRecord, SessionRecord, SkillLibraryRecord,
@@ -308,6 +309,125 @@ macro_rules! impl_storage {
                     since: Option<&'a str>,
                 ) -> BoxFuture<'a, Result<UsageCounts>> {
                     Box::pin(self.usage_of_user(user_id, since))
+                }
+
+                fn start_tool_call<'a>(
+                    &'a self,
+                    call: &'a $crate::journal::ToolCallRecord,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.tool_call_start(call))
+                }
+
+                fn finish_tool_call<'a>(
+                    &'a self,
+                    key: &'a str,
+                    result: &'a Value,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.tool_call_finish(key, result))
+                }
+
+                fn list_tool_calls<'a>(
+                    &'a self,
+                    session_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<$crate::journal::ToolCallRecord>>> {
+                    Box::pin(self.tool_call_list(session_id))
+                }
+
+                fn clear_tool_calls<'a>(
+                    &'a self,
+                    session_id: &'a str,
+                ) -> BoxFuture<'a, Result<u64>> {
+                    Box::pin(self.tool_call_clear(session_id))
+                }
+
+                fn create_knowledge_base<'a>(
+                    &'a self,
+                    kb: &'a KnowledgeBaseRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.kb_insert(kb))
+                }
+
+                fn get_knowledge_base<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<KnowledgeBaseRecord>>> {
+                    Box::pin(self.kb_get(user_id, id))
+                }
+
+                fn list_knowledge_bases<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<KnowledgeBaseRecord>>> {
+                    Box::pin(self.kb_list(user_id))
+                }
+
+                fn update_knowledge_base<'a>(
+                    &'a self,
+                    kb: &'a KnowledgeBaseRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.kb_update(kb))
+                }
+
+                fn delete_knowledge_base<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.kb_delete(user_id, id))
+                }
+
+                fn create_knowledge_document<'a>(
+                    &'a self,
+                    doc: &'a KnowledgeDocumentRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.kdoc_insert(doc))
+                }
+
+                fn get_knowledge_document<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    kb_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<KnowledgeDocumentRecord>>> {
+                    Box::pin(self.kdoc_get(user_id, kb_id, id))
+                }
+
+                fn list_knowledge_documents<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    kb_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<KnowledgeDocumentRecord>>> {
+                    Box::pin(self.kdoc_list(user_id, kb_id))
+                }
+
+                fn set_knowledge_document_status<'a>(
+                    &'a self,
+                    id: &'a str,
+                    status: &'a str,
+                    error: Option<&'a str>,
+                    chunk_count: i64,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(async move {
+                        let now = $crate::record::now();
+                        self.kdoc_set_status(id, status, error, chunk_count, &now)
+                            .await
+                    })
+                }
+
+                fn delete_knowledge_document<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    kb_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.kdoc_delete(user_id, kb_id, id))
+                }
+
+                fn unfinished_knowledge_documents(
+                    &self,
+                ) -> BoxFuture<'_, Result<Vec<KnowledgeDocumentRecord>>> {
+                    Box::pin(self.kdoc_unfinished())
                 }
             }
         };

@@ -6,6 +6,8 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use crate::error::Result;
+use crate::journal::ToolCallRecord;
+use crate::knowledge::{KnowledgeBaseRecord, KnowledgeDocumentRecord};
 use crate::record::{
     AgentRecord, ApiKeyRecord, CredentialRecord, McpLibraryRecord, MessagePage, ScheduleRecord,
     SessionRecord, SkillLibraryRecord,
@@ -331,4 +333,136 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         user_id: &'a str,
         since: Option<&'a str>,
     ) -> BoxFuture<'a, Result<UsageCounts>>;
+
+    /// Journals a tool call that starts (see [`ToolCallRecord`]); `false`
+    /// when its idempotency key is journaled already (nothing changes).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn start_tool_call<'a>(&'a self, call: &'a ToolCallRecord) -> BoxFuture<'a, Result<bool>>;
+    /// Journals how the call with idempotency `key` finished (`result`,
+    /// capped); `false` when it is not journaled or finished already.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn finish_tool_call<'a>(
+        &'a self,
+        key: &'a str,
+        result: &'a Value,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// The session's journaled tool calls, oldest start first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_tool_calls<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<ToolCallRecord>>>;
+    /// Drops the session's journal (its reply ended); returns how many
+    /// entries went.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn clear_tool_calls<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<u64>>;
+
+    /// Adds a knowledge base.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn create_knowledge_base<'a>(
+        &'a self,
+        kb: &'a KnowledgeBaseRecord,
+    ) -> BoxFuture<'a, Result<()>>;
+    /// One of the user's knowledge bases.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_knowledge_base<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KnowledgeBaseRecord>>>;
+    /// The user's knowledge bases, oldest first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_knowledge_bases<'a>(
+        &'a self,
+        user_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<KnowledgeBaseRecord>>>;
+    /// Replaces a knowledge base's name, data and `updated_at`.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when the user has no such knowledge base.
+    fn update_knowledge_base<'a>(
+        &'a self,
+        kb: &'a KnowledgeBaseRecord,
+    ) -> BoxFuture<'a, Result<()>>;
+    /// Deletes a knowledge base and its document records; `false` when
+    /// the user had none with that id.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_knowledge_base<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// Adds a document record.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn create_knowledge_document<'a>(
+        &'a self,
+        doc: &'a KnowledgeDocumentRecord,
+    ) -> BoxFuture<'a, Result<()>>;
+    /// One document of the user's knowledge base `kb_id`.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_knowledge_document<'a>(
+        &'a self,
+        user_id: &'a str,
+        kb_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KnowledgeDocumentRecord>>>;
+    /// The documents of the user's knowledge base `kb_id`, oldest first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_knowledge_documents<'a>(
+        &'a self,
+        user_id: &'a str,
+        kb_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<KnowledgeDocumentRecord>>>;
+    /// Sets a document's indexing status, error text and chunk count (and
+    /// `updated_at` to now); `false` when the document is gone.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn set_knowledge_document_status<'a>(
+        &'a self,
+        id: &'a str,
+        status: &'a str,
+        error: Option<&'a str>,
+        chunk_count: i64,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// Deletes a document record; `false` when there was none.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_knowledge_document<'a>(
+        &'a self,
+        user_id: &'a str,
+        kb_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// Every user's documents whose indexing has not finished (neither
+    /// `ready` nor `error`), oldest first: what a restarted server
+    /// indexes again.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn unfinished_knowledge_documents(&self)
+    -> BoxFuture<'_, Result<Vec<KnowledgeDocumentRecord>>>;
 }

@@ -121,6 +121,11 @@ pub(crate) struct ServeArgs {
     /// is answered 429.
     #[arg(long, value_name = "N", default_value_t = 64)]
     inbox_limit: usize,
+    /// How long a run's lock lives without renewal (renewed every third of
+    /// it): when a replica dies, another one ends its running replies with
+    /// a retryable error after at most about this long.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    lock_ttl_secs: u64,
     /// The bubblewrap program (default: `bwrap` on `PATH`).
     #[arg(long, value_name = "PATH", default_value = "bwrap")]
     bwrap: PathBuf,
@@ -390,6 +395,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let mut config = ServerConfig::new(&dir);
     config.replay_limit = args.replay_limit;
     config.inbox_limit = args.inbox_limit;
+    config.lock_ttl = std::time::Duration::from_secs(args.lock_ttl_secs);
+    config.takeover_interval = config.lock_ttl / 3;
     config.session_titles = match args.session_titles {
         TitlesArg::Model => SessionTitles::Model,
         TitlesArg::Excerpt => SessionTitles::Excerpt,

@@ -4,6 +4,7 @@ mod agent;
 mod chat;
 mod credential;
 mod hub;
+mod knowledge;
 mod library;
 mod misc;
 mod session;
@@ -22,6 +23,17 @@ pub use credential::{
 pub use hub::{
     CardsQuery, HttpMcpConfig, HubInfo, InstallMcpRequest, InstallSkillQuery, McpCard, McpConfig,
     McpHubPage, SkillCard, SkillHubPage, StdioMcpConfig,
+};
+pub use knowledge::{
+    ChunkerConfig, ChunkerInfo, CreateKnowledgeBaseRequest, CreateKnowledgeBaseResponse,
+    DimensionPolicy, DocumentDownloadQuery, DocumentDownloadTokenResponse, DocumentStatusQuery,
+    KbEmbeddingModelConfig, KbEmbeddingProvider, KbMiddlewareParametersSchemaResponse,
+    KnowledgeBaseStatusCounts, KnowledgeBaseView, KnowledgeDocumentView, ListChunkersResponse,
+    ListDocumentChunksResponse, ListDocumentsQuery, ListKbEmbeddingModelsResponse,
+    ListKnowledgeBasesQuery, ListKnowledgeBasesResponse, ListKnowledgeDocumentStatusResponse,
+    ListKnowledgeDocumentsResponse, ListSupportedContentTypesResponse, PageQuery,
+    SearchKnowledgeBaseRequest, SearchKnowledgeBaseResponse, UpdateKnowledgeBaseRequest,
+    UploadKnowledgeDocumentForm, UploadKnowledgeDocumentResponse,
 };
 pub use library::{
     AddFromLibraryRequest, AddFromLibraryResponse, AddSkillsFromLibraryRequest, McpView,

@@ -5,6 +5,7 @@ mod chat;
 mod credential;
 mod health;
 mod hub;
+mod knowledge;
 mod library;
 mod meta;
 mod off;
@@ -163,6 +164,66 @@ pub(crate) const ROUTES: &[Route] = {
             on(m, workspace::download_token)
         }),
         (Get, "/workspace/files", |m| on(m, workspace::read_file)),
+        (Get, "/knowledge_bases/embedding_models", |m| {
+            on(m, knowledge::embedding_models)
+        }),
+        (Get, "/knowledge_bases/chunkers", |m| {
+            on(m, knowledge::chunkers)
+        }),
+        (Get, "/knowledge_bases/middleware/parameters_schema", |m| {
+            on(m, knowledge::middleware_schema)
+        }),
+        (Get, "/knowledge_bases/supported_content_types", |m| {
+            on(m, knowledge::content_types)
+        }),
+        (Post, "/knowledge_bases/", |m| on(m, knowledge::create)),
+        (Get, "/knowledge_bases/", |m| on(m, knowledge::list)),
+        (Patch, "/knowledge_bases/{knowledge_base_id}", |m| {
+            on(m, knowledge::update)
+        }),
+        (Delete, "/knowledge_bases/{knowledge_base_id}", |m| {
+            on(m, knowledge::delete)
+        }),
+        (Get, "/knowledge_bases/{knowledge_base_id}/documents", |m| {
+            on(m, knowledge::list_documents)
+        }),
+        (
+            Post,
+            "/knowledge_bases/{knowledge_base_id}/documents",
+            |m| {
+                // The upload limit is the service's (configurable); it counts
+                // the file's bytes as they stream.
+                on(m, knowledge::upload).layer(axum::extract::DefaultBodyLimit::disable())
+            },
+        ),
+        (
+            Get,
+            "/knowledge_bases/{knowledge_base_id}/documents/status",
+            |m| on(m, knowledge::statuses),
+        ),
+        (
+            Delete,
+            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}",
+            |m| on(m, knowledge::delete_document),
+        ),
+        (
+            Get,
+            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}",
+            |m| on(m, knowledge::download),
+        ),
+        (Post, "/knowledge_bases/{knowledge_base_id}/search", |m| {
+            on(m, knowledge::search)
+        }),
+        (
+            Get,
+            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/chunks",
+            |m| on(m, knowledge::chunks),
+        ),
+        (
+            Post,
+            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/download_token",
+            |m| on(m, knowledge::download_token),
+        ),
     ]
 };
 

@@ -1,7 +1,7 @@
-//! AgentScope routes of features this server does not run: knowledge
-//! bases, schedules, SOPs, channels, realtime voice. Each answers the
-//! way AgentScope answers for a feature that is turned off — a list route
-//! with an empty list, anything else with `503` and a `detail` saying what
+//! AgentScope routes of features this server does not run: schedules,
+//! SOPs, channels, realtime voice. Each answers the way AgentScope
+//! answers for a feature that is turned off — a list route with an empty
+//! list, anything else with `503` and a `detail` saying what
 //! is missing — so a client built for AgentScope (its web UI polls several
 //! of them on every page) never meets a bare `404` on a documented route.
 //!
@@ -54,10 +54,6 @@ impl Answer {
 /// (AgentScope's user-scoped routes), its answer.
 pub(crate) type OffRoute = (Verb, &'static str, bool, Answer);
 
-const KB: Answer = Answer::Unavailable(
-    "Knowledge bases are not available on this server: this version of oxiscope has no \
-     knowledge-base support, so none can be created or searched.",
-);
 const SCHEDULES: Answer = Answer::Unavailable(
     "Schedules are not available on this server: this version of oxiscope does not run \
      scheduled agents.",
@@ -82,67 +78,6 @@ pub(crate) const OFF: &[OffRoute] = {
             "/agent/schema",
             false,
             Answer::Unavailable("This deprecated form schema is not served; use /agent/schema/v2."),
-        ),
-        (Get, "/knowledge_bases/embedding_models", true, KB),
-        (Get, "/knowledge_bases/chunkers", true, KB),
-        (
-            Get,
-            "/knowledge_bases/middleware/parameters_schema",
-            true,
-            KB,
-        ),
-        (Get, "/knowledge_bases/supported_content_types", true, KB),
-        (Post, "/knowledge_bases/", true, KB),
-        (Get, "/knowledge_bases/", true, KB),
-        (Patch, "/knowledge_bases/{knowledge_base_id}", true, KB),
-        (Delete, "/knowledge_bases/{knowledge_base_id}", true, KB),
-        (
-            Get,
-            "/knowledge_bases/{knowledge_base_id}/documents",
-            true,
-            KB,
-        ),
-        (
-            Post,
-            "/knowledge_bases/{knowledge_base_id}/documents",
-            true,
-            KB,
-        ),
-        (
-            Get,
-            "/knowledge_bases/{knowledge_base_id}/documents/status",
-            true,
-            KB,
-        ),
-        (
-            Delete,
-            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}",
-            true,
-            KB,
-        ),
-        (
-            Get,
-            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}",
-            true,
-            KB,
-        ),
-        (
-            Post,
-            "/knowledge_bases/{knowledge_base_id}/search",
-            true,
-            KB,
-        ),
-        (
-            Get,
-            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/chunks",
-            true,
-            KB,
-        ),
-        (
-            Post,
-            "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/download_token",
-            true,
-            KB,
         ),
         (
             Get,

@@ -129,6 +129,11 @@ pub(crate) async fn build_agent(
     for (server, error) in &mcp.failed {
         tracing::warn!(session = %session.id, %server, "MCP server unavailable: {error}");
     }
+    // Knowledge bases attached to the session: search as a tool or a hint.
+    let builder = match super::knowledge::session_middleware(state, session).await? {
+        Some(rag) => builder.middleware(rag),
+        None => builder,
+    };
     let builder = match &state.config().span_exporter {
         Some(exporter) => builder.middleware(crate::otel::session_tracing(
             Arc::clone(exporter),

@@ -4,11 +4,14 @@
 mod build;
 pub(crate) mod hub;
 mod input;
+mod journal;
+pub(crate) mod knowledge;
 pub(crate) mod library;
 pub(crate) mod models;
 mod naming;
 mod run;
 mod sessions;
+pub(crate) mod takeover;
 mod usage;
 pub(crate) mod workspace;
 

@@ -23,8 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::build::build_agent;
 use super::input::{ChatInput, next_queued};
+use super::journal::{self, Journal};
 use super::naming::{self, Namer};
 use super::sessions::agent_state;
+use super::takeover::OpenRunInfo;
 use super::usage::RunTally;
 use crate::error::{ApiError, ApiResult};
 use crate::pyjson::to_python_json;
@@ -107,7 +109,7 @@ async fn queue(
 }
 
 /// Lets go of `lease`, unless inputs are queued: then serves them under it.
-async fn hand_over(
+pub(super) async fn hand_over(
     state: &AppState,
     agent: &AgentRecord,
     session: &SessionRecord,
@@ -270,10 +272,15 @@ async fn drive(
     let session_id = lease.session_id.clone();
     loop {
         let renewing = CancellationToken::new();
-        tokio::spawn(keep_lease(state.clone(), lease.clone(), renewing.clone()));
+        tokio::spawn(keep_lease(
+            state.clone(),
+            lease.clone(),
+            renewing.clone(),
+            cancel.clone(),
+        ));
         serve(
             &state,
-            &session_id,
+            &lease,
             &mut runner,
             &mut revision,
             next.take(),
@@ -311,12 +318,13 @@ async fn drive(
 /// the run is interrupted.
 async fn serve(
     state: &AppState,
-    session_id: &str,
+    lease: &RunLease,
     runner: &mut Runner,
     revision: &mut i64,
     first: Option<ReplyInput>,
     cancel: &CancellationToken,
 ) {
+    let session_id = lease.session_id.as_str();
     let mut next = first;
     loop {
         let input = match next.take() {
@@ -326,12 +334,12 @@ async fn serve(
                 None => return,
             },
         };
-        let agent = &runner.agent;
         let mut tally = RunTally::start(state, &runner.user_id, session_id);
         let outcome = run_once(
-            state, session_id, agent, revision, input, cancel, &mut tally,
+            state, session_id, runner, revision, input, cancel, &mut tally,
         )
         .await;
+        let agent = &runner.agent;
         let ended = tally.ended;
         tally.finish(state, outcome.is_err()).await;
         match outcome {
@@ -339,15 +347,40 @@ async fn serve(
             Ok(false) => {}
             Err(e) => {
                 tracing::error!(session_id, error = %e, "chat run failed");
+                if !still_holds(state, lease).await {
+                    // Another replica took the session over (its commit
+                    // fenced ours off) and ends the reply, or will.
+                    tracing::warn!(
+                        session_id,
+                        "the run lost its lock; the reply is left to the replica that takes it over"
+                    );
+                    return;
+                }
                 if !ended {
                     publish_failure(state, session_id, agent, &e).await;
                 }
             }
         }
+        // The reply's last event is out: nobody needs to end it any more.
+        if let Err(e) = state.bus().close_run(session_id).await {
+            tracing::warn!(session_id, error = %e, "closing the open-run record failed");
+        }
+        journal::clear(state, session_id).await;
         if cancel.is_cancelled() {
             return;
         }
     }
+}
+
+/// Whether `lease` still owns the session (renewing it): `false` once
+/// another replica took the session over.
+async fn still_holds(state: &AppState, lease: &RunLease) -> bool {
+    // Unknown (the bus failed): behave as the holder.
+    state
+        .bus()
+        .renew(lease, state.config().lock_ttl)
+        .await
+        .unwrap_or(true)
 }
 
 /// After a completed reply, names the session in the background from its
@@ -370,8 +403,15 @@ async fn name_session(state: &AppState, session_id: &str, runner: &mut Runner) {
     }
 }
 
-/// Renews the lease every third of its lifetime until `done`.
-async fn keep_lease(state: AppState, lease: RunLease, done: CancellationToken) {
+/// Renews the lease every third of its lifetime until `done`. A lost lease
+/// (another replica took the session over) interrupts the run through
+/// `run`: its commits are fenced off by then, so it stops.
+async fn keep_lease(
+    state: AppState,
+    lease: RunLease,
+    done: CancellationToken,
+    run: CancellationToken,
+) {
     let ttl = state.config().lock_ttl;
     loop {
         tokio::select! {
@@ -382,6 +422,7 @@ async fn keep_lease(state: AppState, lease: RunLease, done: CancellationToken) {
             Ok(true) => {}
             Ok(false) => {
                 tracing::error!(session_id = lease.session_id, "the run lock was lost");
+                run.cancel();
                 return;
             }
             Err(e) => tracing::warn!(session_id = lease.session_id, error = %e, "renewing failed"),
@@ -427,15 +468,17 @@ async fn publish_failure(state: &AppState, session_id: &str, agent: &Agent, mess
 async fn run_once(
     state: &AppState,
     session_id: &str,
-    agent: &Agent,
+    runner: &Runner,
     revision: &mut i64,
     input: ReplyInput,
     cancel: &CancellationToken,
     tally: &mut RunTally,
 ) -> Result<bool, String> {
     let bus = state.bus();
+    let agent = &runner.agent;
     let limit = state.config().replay_limit;
     bus.begin_run(session_id).await.map_err(|e| e.to_string())?;
+    let input = journal::guard_confirm(state, session_id, input).await;
     let echo = match &input {
         ReplyInput::Confirm(e) => Some(to_python_json(e)),
         ReplyInput::External(e) => Some(to_python_json(e)),
@@ -465,8 +508,18 @@ async fn run_once(
     // The reply's last event, held until the commit.
     let mut last: Option<String> = None;
     let mut completed = false;
+    let mut journal = Journal::default();
     while let Some(event) = stream.next().await {
         tally.observe(&event);
+        journal.observe(state, session_id, &event).await;
+        if let AgentEvent::ReplyStart(start) = &event {
+            // From here until its last event, a replica that finds the
+            // session unlocked ends this reply (see `takeover`).
+            let info = OpenRunInfo::new(&runner.user_id, &start.reply_id);
+            bus.open_run(session_id, info.to_value())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
         let is_last = matches!(
             event,
             AgentEvent::ReplyEnd(_)
@@ -559,6 +612,7 @@ pub(crate) async fn forget_session(state: &AppState, session_id: &str) -> ApiRes
         run.cancel.cancel();
     }
     state.bus().forget_session(session_id).await?;
+    journal::clear(state, session_id).await;
     Ok(())
 }
 

@@ -126,6 +126,15 @@ impl MessageBus for GatedBus {
     fn next_wakeup(&self) -> BoxFuture<'_, Result<String>> {
         self.inner.next_wakeup()
     }
+    fn open_run<'a>(&'a self, session_id: &'a str, info: Value) -> BoxFuture<'a, Result<()>> {
+        self.inner.open_run(session_id, info)
+    }
+    fn close_run<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        self.inner.close_run(session_id)
+    }
+    fn open_runs(&self) -> BoxFuture<'_, Result<Vec<(String, Value)>>> {
+        self.inner.open_runs()
+    }
     fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
         self.inner.forget_session(session_id)
     }

@@ -5,6 +5,8 @@ mod common;
 mod dev_auth;
 mod health;
 mod hitl;
+mod knowledge;
+mod knowledge_offline;
 mod library;
 mod method_not_allowed;
 mod openapi;

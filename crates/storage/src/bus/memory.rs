@@ -1,5 +1,6 @@
 //! [`InMemoryBus`]: the bus of a single process.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -36,6 +37,8 @@ struct Inner {
     table: Mutex<Table>,
     wakeup: Notify,
     retention: Retention,
+    /// Open-run records by session (see [`MessageBus::open_run`]).
+    runs: Mutex<HashMap<String, Value>>,
 }
 
 impl Default for InMemoryBus {
@@ -59,6 +62,7 @@ impl InMemoryBus {
                 table: Mutex::new(Table::new()),
                 wakeup: Notify::new(),
                 retention,
+                runs: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -74,6 +78,13 @@ impl InMemoryBus {
     fn table(&self) -> MutexGuard<'_, Table> {
         self.inner
             .table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn runs(&self) -> MutexGuard<'_, HashMap<String, Value>> {
+        self.inner
+            .runs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
@@ -295,7 +306,27 @@ impl MessageBus for InMemoryBus {
         })
     }
 
+    fn open_run<'a>(&'a self, session_id: &'a str, info: Value) -> BoxFuture<'a, Result<()>> {
+        self.runs().insert(session_id.to_owned(), info);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn close_run<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        let closed = self.runs().remove(session_id).is_some();
+        Box::pin(async move { Ok(closed) })
+    }
+
+    fn open_runs(&self) -> BoxFuture<'_, Result<Vec<(String, Value)>>> {
+        let runs: Vec<_> = self
+            .runs()
+            .iter()
+            .map(|(id, info)| (id.clone(), info.clone()))
+            .collect();
+        Box::pin(async move { Ok(runs) })
+    }
+
     fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
+        self.runs().remove(session_id);
         self.table().remove(session_id);
         Box::pin(async { Ok(()) })
     }

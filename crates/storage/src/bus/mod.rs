@@ -204,9 +204,34 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
     /// The backend's failure.
     fn next_wakeup(&self) -> BoxFuture<'_, Result<String>>;
 
+    /// Records that a run of the session has started a reply, with `info`
+    /// (what a replica needs to end the run if its runner dies: ids, a
+    /// small JSON document). Replaces an earlier record of the session.
+    /// The record stays until [`close_run`](Self::close_run) or
+    /// [`forget_session`](Self::forget_session): a runner removes it once
+    /// the reply's last event is published, so a record whose session is
+    /// not locked belongs to a run whose runner died (see
+    /// [`open_runs`](Self::open_runs)).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn open_run<'a>(&'a self, session_id: &'a str, info: Value) -> BoxFuture<'a, Result<()>>;
+    /// Removes the session's open-run record; `false` when there was none.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn close_run<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<bool>>;
+    /// Every open-run record: the session id and its info, in no order.
+    /// There is at most one per session, so the list is as long as the
+    /// number of replies running (or orphaned) now.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn open_runs(&self) -> BoxFuture<'_, Result<Vec<(String, Value)>>>;
+
     /// Drops everything the bus keeps for the session: its replay log,
-    /// inbox, wakeup and lock; its subscribers' streams end. Call it when
-    /// the session is deleted.
+    /// inbox, wakeup, lock and open-run record; its subscribers' streams
+    /// end. Call it when the session is deleted.
     ///
     /// # Errors
     /// The backend's failure.

@@ -23,6 +23,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../migrations_postgres/0003_library.sql"),
     ),
     (4, include_str!("../../migrations/0004_usage.sql")),
+    (
+        5,
+        include_str!("../../migrations_postgres/0005_knowledge.sql"),
+    ),
+    (
+        6,
+        include_str!("../../migrations_postgres/0006_tool_journal.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations hold (`"oxiscope"` in ASCII).

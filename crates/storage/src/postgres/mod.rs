@@ -1,6 +1,8 @@
 //! [`crate::Storage`] on PostgreSQL, for several service replicas sharing
 //! one database: see [`PostgresStorage`].
 
+mod journal;
+mod knowledge;
 mod library;
 mod migrate;
 mod records;

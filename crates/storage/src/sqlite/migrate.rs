@@ -10,6 +10,8 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../../migrations/0002_unique_sessions.sql")),
     (3, include_str!("../../migrations/0003_library.sql")),
     (4, include_str!("../../migrations/0004_usage.sql")),
+    (5, include_str!("../../migrations/0005_knowledge.sql")),
+    (6, include_str!("../../migrations/0006_tool_journal.sql")),
 ];
 
 /// Applies the migrations the database has not seen yet.

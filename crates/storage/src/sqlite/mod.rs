@@ -1,5 +1,7 @@
 //! The embedded default store: one SQLite file in WAL mode.
 
+mod journal;
+mod knowledge;
 mod library;
 mod migrate;
 mod records;

@@ -80,6 +80,12 @@ impl Keys {
         format!("{}idle", self.prefix)
     }
 
+    /// Open-run records (hash: session id to info JSON); scripts reach it
+    /// as `prefix .. 'runs'`.
+    pub(super) fn runs(&self) -> String {
+        format!("{}runs", self.prefix)
+    }
+
     /// `ARGV[3]`: the channel that announces queued input.
     pub(super) fn wake_channel(&self) -> String {
         format!("{}wake", self.prefix)

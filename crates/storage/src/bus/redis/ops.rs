@@ -244,6 +244,42 @@ impl MessageBus for RedisBus {
         Box::pin(self.next_wakeup_now())
     }
 
+    fn open_run<'a>(&'a self, session_id: &'a str, info: Value) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let info = serde_json::to_string(&info)?;
+            let _: i64 = redis::cmd("HSET")
+                .arg(self.inner.keys.runs())
+                .arg(session_id)
+                .arg(info)
+                .query_async(&mut self.conn())
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn close_run<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            let removed: i64 = redis::cmd("HDEL")
+                .arg(self.inner.keys.runs())
+                .arg(session_id)
+                .query_async(&mut self.conn())
+                .await?;
+            Ok(removed == 1)
+        })
+    }
+
+    fn open_runs(&self) -> BoxFuture<'_, Result<Vec<(String, Value)>>> {
+        Box::pin(async move {
+            let all: Vec<(String, String)> = redis::cmd("HGETALL")
+                .arg(self.inner.keys.runs())
+                .query_async(&mut self.conn())
+                .await?;
+            all.into_iter()
+                .map(|(id, info)| Ok((id, serde_json::from_str(&info)?)))
+                .collect()
+        })
+    }
+
     fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             // Local subscribers end now; those elsewhere on the notice.

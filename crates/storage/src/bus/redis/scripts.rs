@@ -188,6 +188,7 @@ const FORGET: &str = r"
 redis.call('DEL', lock, owner, meta, log, inbox)
 redis.call('ZREM', wakeups, session)
 redis.call('ZREM', idle_index, session)
+redis.call('HDEL', prefix .. 'runs', session)
 local n = redis.call('INCR', forgets)
 redis.call('PUBLISH', channel, '! ' .. n)
 return n

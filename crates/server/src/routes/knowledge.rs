@@ -1,0 +1,224 @@
+//! `/knowledge_bases/`: knowledge bases, their documents and search. Every
+//! route is scoped to the caller: another user's ids answer 404.
+
+use axum::Json;
+use axum::extract::{FromRequestParts, Multipart, Path, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::Response;
+use serde::Deserialize;
+
+use crate::api::{
+    CreateKnowledgeBaseRequest, CreateKnowledgeBaseResponse, DocumentDownloadQuery,
+    DocumentDownloadTokenResponse, DocumentStatusQuery, KbMiddlewareParametersSchemaResponse,
+    KnowledgeBaseView, ListChunkersResponse, ListDocumentChunksResponse, ListDocumentsQuery,
+    ListKbEmbeddingModelsResponse, ListKnowledgeBasesQuery, ListKnowledgeBasesResponse,
+    ListKnowledgeDocumentStatusResponse, ListKnowledgeDocumentsResponse,
+    ListSupportedContentTypesResponse, PageQuery, SearchKnowledgeBaseRequest,
+    SearchKnowledgeBaseResponse, UpdateKnowledgeBaseRequest, UploadKnowledgeDocumentResponse,
+};
+use crate::auth::UserId;
+use crate::error::ApiError;
+use crate::extract::{ApiJson, ApiQuery};
+use crate::service::knowledge::{self as service, KbResult};
+use crate::state::AppState;
+
+/// `GET /knowledge_bases/embedding_models`.
+pub(super) async fn embedding_models(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+) -> KbResult<Json<ListKbEmbeddingModelsResponse>> {
+    Ok(Json(service::embedding_models(&state, &user).await?))
+}
+
+/// `GET /knowledge_bases/chunkers`.
+pub(super) async fn chunkers(UserId(_): UserId) -> Json<ListChunkersResponse> {
+    Json(service::chunkers())
+}
+
+/// `GET /knowledge_bases/middleware/parameters_schema`.
+pub(super) async fn middleware_schema(
+    UserId(_): UserId,
+) -> Json<KbMiddlewareParametersSchemaResponse> {
+    Json(service::middleware_schema())
+}
+
+/// `GET /knowledge_bases/supported_content_types`.
+pub(super) async fn content_types(
+    State(state): State<AppState>,
+    UserId(_): UserId,
+) -> Json<ListSupportedContentTypesResponse> {
+    Json(service::content_types(&state))
+}
+
+/// `POST /knowledge_bases/`.
+pub(super) async fn create(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    ApiJson(body): ApiJson<CreateKnowledgeBaseRequest>,
+) -> KbResult<(StatusCode, Json<CreateKnowledgeBaseResponse>)> {
+    let knowledge_base_id = service::create_base(&state, &user, body).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreateKnowledgeBaseResponse { knowledge_base_id }),
+    ))
+}
+
+/// `GET /knowledge_bases/`.
+pub(super) async fn list(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    ApiQuery(q): ApiQuery<ListKnowledgeBasesQuery>,
+) -> KbResult<Json<ListKnowledgeBasesResponse>> {
+    Ok(Json(service::list_bases(&state, &user, q).await?))
+}
+
+/// `PATCH /knowledge_bases/{knowledge_base_id}`.
+pub(super) async fn update(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<UpdateKnowledgeBaseRequest>,
+) -> KbResult<Json<KnowledgeBaseView>> {
+    Ok(Json(service::update_base(&state, &user, &id, body).await?))
+}
+
+/// `DELETE /knowledge_bases/{knowledge_base_id}`.
+pub(super) async fn delete(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(id): Path<String>,
+) -> KbResult<StatusCode> {
+    service::delete_base(&state, &user, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /knowledge_bases/{knowledge_base_id}/documents`.
+pub(super) async fn list_documents(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ListDocumentsQuery>,
+) -> KbResult<Json<ListKnowledgeDocumentsResponse>> {
+    Ok(Json(service::list_documents(&state, &user, &id, q).await?))
+}
+
+/// `POST /knowledge_bases/{knowledge_base_id}/documents`: multipart
+/// `file` (and optionally `content_type`).
+pub(super) async fn upload(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(id): Path<String>,
+    multipart: Multipart,
+) -> KbResult<(StatusCode, Json<UploadKnowledgeDocumentResponse>)> {
+    let answer = service::upload_document(&state, &user, &id, multipart).await?;
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+/// `GET /knowledge_bases/{knowledge_base_id}/documents/status`.
+pub(super) async fn statuses(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<DocumentStatusQuery>,
+) -> KbResult<Json<ListKnowledgeDocumentStatusResponse>> {
+    Ok(Json(
+        service::document_statuses(&state, &user, &id, &q.ids).await?,
+    ))
+}
+
+/// `DELETE /knowledge_bases/{knowledge_base_id}/documents/{document_id}`.
+pub(super) async fn delete_document(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path((kb, doc)): Path<(String, String)>,
+) -> KbResult<StatusCode> {
+    service::delete_document(&state, &user, &kb, &doc).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Who downloads: the caller, or the holder of a token.
+#[derive(Debug)]
+pub(super) struct DocumentCaller {
+    user: String,
+    /// The document a token is for.
+    only: Option<(String, String)>,
+}
+
+impl FromRequestParts<AppState> for DocumentCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        #[derive(Deserialize)]
+        struct TokenQuery {
+            token: Option<String>,
+        }
+        let token = serde_urlencoded::from_str::<TokenQuery>(parts.uri.query().unwrap_or_default())
+            .ok()
+            .and_then(|q| q.token);
+        match token {
+            Some(token) => {
+                let claims = service::open_token(state.sealer(), &token)?;
+                Ok(Self {
+                    user: claims.user,
+                    only: Some((claims.kb, claims.doc)),
+                })
+            }
+            None => {
+                let UserId(user) = UserId::from_request_parts(parts, state).await?;
+                Ok(Self { user, only: None })
+            }
+        }
+    }
+}
+
+/// `GET /knowledge_bases/{knowledge_base_id}/documents/{document_id}`:
+/// the file (with the caller's identity or a download token).
+pub(super) async fn download(
+    State(state): State<AppState>,
+    caller: DocumentCaller,
+    Path((kb, doc)): Path<(String, String)>,
+    ApiQuery(q): ApiQuery<DocumentDownloadQuery>,
+) -> KbResult<Response> {
+    if let Some((token_kb, token_doc)) = &caller.only
+        && (token_kb != &kb || token_doc != &doc)
+    {
+        return Err(
+            ApiError::Forbidden("The download token is for another document".to_owned()).into(),
+        );
+    }
+    service::document_file(&state, &caller.user, &kb, &doc, q.download).await
+}
+
+/// `POST /knowledge_bases/{knowledge_base_id}/search`.
+pub(super) async fn search(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<SearchKnowledgeBaseRequest>,
+) -> KbResult<Json<SearchKnowledgeBaseResponse>> {
+    Ok(Json(service::search(&state, &user, &id, body).await?))
+}
+
+/// `GET /knowledge_bases/{knowledge_base_id}/documents/{document_id}/chunks`.
+pub(super) async fn chunks(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path((kb, doc)): Path<(String, String)>,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> KbResult<Json<ListDocumentChunksResponse>> {
+    Ok(Json(
+        service::document_chunks(&state, &user, &kb, &doc, q).await?,
+    ))
+}
+
+/// `POST .../documents/{document_id}/download_token`.
+pub(super) async fn download_token(
+    State(state): State<AppState>,
+    UserId(user): UserId,
+    Path((kb, doc)): Path<(String, String)>,
+) -> KbResult<Json<DocumentDownloadTokenResponse>> {
+    Ok(Json(
+        service::download_token(&state, &user, &kb, &doc).await?,
+    ))
+}

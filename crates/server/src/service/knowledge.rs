@@ -1,0 +1,287 @@
+//! Knowledge bases: the records (owner-scoped, in the [`Storage`]), the
+//! uploaded files (`<data_dir>/knowledge/<kb id>/<document id>`), the
+//! vectors (one embedded [`SqliteVectorStore`] at
+//! `<data_dir>/knowledge/vectors.sqlite`, a collection per knowledge base)
+//! and the background indexing of uploads.
+//!
+//! An upload is stored, recorded as `pending` and indexed by a background
+//! task (parse → chunk → embed and store), at most
+//! [`KnowledgeSettings::indexing_concurrency`] at a time; the client polls
+//! the document's status. Documents a stopped server left unfinished are
+//! indexed again by [`resume`] when the next one starts.
+//!
+//! The vector store is a file in the data directory: replicas that share
+//! one database must also share the data directory (or run knowledge-base
+//! routes on one replica only); otherwise each replica sees only the
+//! vectors it indexed.
+//!
+//! [`Storage`]: oxiscope_storage::Storage
+
+mod attach;
+mod bases;
+mod catalogue;
+mod documents;
+mod download;
+mod index;
+mod token;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use oxiscope_model::DynEmbeddingModel;
+use oxiscope_rag::{KnowledgeBase, ParseLimits, ParserRegistry, SqliteVectorStore};
+use oxiscope_storage::KnowledgeBaseRecord;
+use tokio::sync::{OnceCell, Semaphore};
+
+pub(crate) use attach::session_middleware;
+pub(crate) use bases::{create_base, delete_base, find_base, list_bases, search, update_base};
+pub(crate) use catalogue::{chunkers, content_types, embedding_models, middleware_schema};
+pub(crate) use documents::{
+    delete_document, document_chunks, document_statuses, list_documents, upload_document,
+};
+pub(crate) use download::{document_file, download_token};
+pub(crate) use index::resume;
+pub(crate) use token::open_token;
+
+use crate::api::KbEmbeddingModelConfig;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The credential id that names the built-in offline embedding model.
+pub const OFFLINE_CREDENTIAL_ID: &str = "local";
+
+/// How knowledge bases are served.
+#[derive(Debug, Clone)]
+pub struct KnowledgeSettings {
+    /// The largest document upload, in bytes (default 32 MiB).
+    pub max_upload_bytes: usize,
+    /// Documents indexed at once (default 2).
+    pub indexing_concurrency: usize,
+    /// The embedding model of the `local` credential; `None`: the offline
+    /// all-MiniLM-L6-v2, from `<data_dir>/models` (fetched on first use
+    /// when missing).
+    pub offline_model: Option<Arc<dyn DynEmbeddingModel>>,
+    /// What a parser may read from one file (archive inflation, sections,
+    /// XML depth): the defaults of [`ParseLimits`].
+    pub parse_limits: ParseLimits,
+}
+
+impl Default for KnowledgeSettings {
+    fn default() -> Self {
+        Self {
+            max_upload_bytes: 32 << 20,
+            indexing_concurrency: 2,
+            offline_model: None,
+            parse_limits: ParseLimits::default(),
+        }
+    }
+}
+
+impl KnowledgeSettings {
+    /// Another offline embedding model (tests use a hashing embedder).
+    #[must_use]
+    pub fn with_offline_model(mut self, model: Arc<dyn DynEmbeddingModel>) -> Self {
+        self.offline_model = Some(model);
+        self
+    }
+
+    /// Other parser limits.
+    #[must_use]
+    pub fn with_parse_limits(mut self, limits: ParseLimits) -> Self {
+        self.parse_limits = limits;
+        self
+    }
+
+    /// Another upload limit.
+    #[must_use]
+    pub fn with_max_upload_bytes(mut self, bytes: usize) -> Self {
+        self.max_upload_bytes = bytes;
+        self
+    }
+}
+
+/// What the knowledge-base routes share in a process.
+#[derive(Debug)]
+pub(crate) struct Runtime {
+    store: OnceCell<Arc<SqliteVectorStore>>,
+    slots: Arc<Semaphore>,
+    offline: OnceCell<Arc<dyn DynEmbeddingModel>>,
+    parsers: ParserRegistry,
+    /// Documents being indexed by this process (so a resume does not
+    /// start a second task for one).
+    running: Mutex<HashSet<String>>,
+}
+
+impl Runtime {
+    pub(crate) fn new(settings: &KnowledgeSettings) -> Self {
+        let offline = OnceCell::new();
+        if let Some(model) = &settings.offline_model {
+            let _ = offline.set(Arc::clone(model));
+        }
+        Self {
+            store: OnceCell::new(),
+            slots: Arc::new(Semaphore::new(settings.indexing_concurrency.max(1))),
+            offline,
+            parsers: ParserRegistry::with_limits(settings.parse_limits),
+            running: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub(crate) fn parsers(&self) -> &ParserRegistry {
+        &self.parsers
+    }
+
+    /// Marks `id` as being indexed; `false` when it already was.
+    fn claim(&self, id: &str) -> bool {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        running.insert(id.to_owned())
+    }
+
+    fn release(&self, id: &str) {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        running.remove(id);
+    }
+}
+
+/// A knowledge-base failure: an API error, or an upload refused for its
+/// size (413) or type (415).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KbError {
+    /// Any other failure.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// 413.
+    #[error("{0}")]
+    TooLarge(String),
+    /// 415.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl From<oxiscope_storage::Error> for KbError {
+    fn from(e: oxiscope_storage::Error) -> Self {
+        Self::Api(e.into())
+    }
+}
+
+impl IntoResponse for KbError {
+    fn into_response(self) -> Response {
+        let (status, detail) = match self {
+            Self::Api(e) => return e.into_response(),
+            Self::TooLarge(d) => (StatusCode::PAYLOAD_TOO_LARGE, d),
+            Self::Unsupported(d) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, d),
+        };
+        (status, axum::Json(serde_json::json!({ "detail": detail }))).into_response()
+    }
+}
+
+/// Result of the knowledge-base services.
+pub(crate) type KbResult<T> = Result<T, KbError>;
+
+/// `<data_dir>/knowledge`.
+fn root(state: &AppState) -> PathBuf {
+    state.data_dir().join("knowledge")
+}
+
+/// Where a document's file is kept. Both ids are the server's own
+/// (checked against the records before any path is built), so they name
+/// no other directory.
+fn document_path(state: &AppState, kb_id: &str, doc_id: &str) -> KbResult<PathBuf> {
+    let safe = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric());
+    if !safe(kb_id) || !safe(doc_id) {
+        return Err(ApiError::NotFound("Document not found".to_owned()).into());
+    }
+    Ok(root(state).join(kb_id).join(doc_id))
+}
+
+/// The shared vector store, opened on first use.
+async fn vector_store(state: &AppState) -> KbResult<Arc<SqliteVectorStore>> {
+    let runtime = state.knowledge();
+    let store = runtime
+        .store
+        .get_or_try_init(|| async {
+            SqliteVectorStore::open(root(state))
+                .await
+                .map(Arc::new)
+                .map_err(|e| ApiError::Internal(format!("the vector store: {e}")))
+        })
+        .await?;
+    Ok(Arc::clone(store))
+}
+
+/// The collection of a knowledge base.
+fn collection(kb_id: &str) -> String {
+    format!("kb_{kb_id}")
+}
+
+/// The embedding model `config` names, for the user's credential.
+///
+/// # Errors
+/// 404 for a missing credential, 400 for a model that cannot be built.
+async fn embedding_model(
+    state: &AppState,
+    user: &str,
+    config: &KbEmbeddingModelConfig,
+) -> KbResult<Arc<dyn DynEmbeddingModel>> {
+    if config.credential_id == OFFLINE_CREDENTIAL_ID {
+        let model = state
+            .knowledge()
+            .offline
+            .get_or_init(|| async {
+                let locator = oxiscope_providers::local_embedding::ModelLocator::new()
+                    .with_data_dir(state.data_dir());
+                oxiscope_providers::local_embedding_model(locator)
+            })
+            .await;
+        return Ok(Arc::clone(model));
+    }
+    let record = state
+        .storage()
+        .get_credential(user, &config.credential_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("Credential {} not found", config.credential_id))
+        })?;
+    let credential = crate::routes::unseal_credential(state, &record)?;
+    let endpoints = if state.config().policy.private_model_endpoints {
+        oxiscope_providers::Endpoints::Any
+    } else {
+        oxiscope_providers::Endpoints::PublicOnly
+    };
+    let mut model_config = oxiscope_providers::EmbeddingModelConfig::new(config.model.clone());
+    model_config.dimensions = std::num::NonZeroU32::new(config.dimensions);
+    model_config.parameters.clone_from(&config.parameters);
+    oxiscope_providers::embedding_model_with(&credential, &model_config, endpoints)
+        .map_err(|e| ApiError::BadRequest(format!("Cannot build the embedding model: {e}")).into())
+}
+
+/// The settings stored with a knowledge base.
+fn settings_of(kb: &KnowledgeBaseRecord) -> KbResult<bases::Settings> {
+    serde_json::from_value(kb.data.clone())
+        .map_err(|e| ApiError::Internal(format!("knowledge base {}: {e}", kb.id)).into())
+}
+
+/// A search handle on a stored knowledge base.
+///
+/// # Errors
+/// As [`embedding_model`]; 500 when the vector store cannot be opened.
+pub(crate) async fn handle(state: &AppState, kb: &KnowledgeBaseRecord) -> KbResult<KnowledgeBase> {
+    let settings = settings_of(kb)?;
+    let model = embedding_model(state, &kb.user_id, &settings.embedding_model_config).await?;
+    let store = vector_store(state).await?;
+    let description = if settings.description.trim().is_empty() {
+        format!("The knowledge base \"{}\".", kb.name)
+    } else {
+        settings.description.clone()
+    };
+    Ok(KnowledgeBase::new(
+        kb.name.clone(),
+        description,
+        model,
+        store,
+        collection(&kb.id),
+    ))
+}

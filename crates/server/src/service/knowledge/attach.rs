@@ -1,0 +1,68 @@
+//! Knowledge bases attached to a session (`knowledge_config`) become a
+//! [`RagMiddleware`] in the session's agent.
+
+use oxiscope_rag::{RagMiddleware, RagParameters};
+use oxiscope_storage::SessionRecord;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{KbError, find_base, handle};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+/// A session's `knowledge_config`.
+#[derive(Debug, Default, Deserialize)]
+struct SessionKnowledgeConfig {
+    #[serde(default)]
+    knowledge_base_ids: Vec<String>,
+    #[serde(default)]
+    parameters: Map<String, Value>,
+}
+
+/// The RAG middleware of the session's attached knowledge bases; `None`
+/// when none is attached. Knowledge bases deleted since are left out.
+///
+/// # Errors
+/// 400 for a `knowledge_config` that does not parse or parameters out of
+/// range; the errors of building a knowledge base's embedding model.
+pub(crate) async fn session_middleware(
+    state: &AppState,
+    session: &SessionRecord,
+) -> ApiResult<Option<RagMiddleware>> {
+    let Some(config) = session
+        .config
+        .get("knowledge_config")
+        .filter(|v| !v.is_null())
+        .cloned()
+    else {
+        return Ok(None);
+    };
+    let config: SessionKnowledgeConfig = serde_json::from_value(config)
+        .map_err(|e| ApiError::BadRequest(format!("The session's knowledge_config: {e}")))?;
+    if config.knowledge_base_ids.is_empty() {
+        return Ok(None);
+    }
+    let parameters: RagParameters = serde_json::from_value(Value::Object(config.parameters))
+        .map_err(|e| ApiError::BadRequest(format!("The knowledge_config parameters: {e}")))?;
+    let mut bases = Vec::with_capacity(config.knowledge_base_ids.len());
+    for id in &config.knowledge_base_ids {
+        let Ok(kb) = find_base(state, &session.user_id, id).await else {
+            tracing::warn!(session = %session.id, knowledge_base = %id, "an attached knowledge base is gone");
+            continue;
+        };
+        bases.push(handle(state, &kb).await.map_err(api_error)?);
+    }
+    if bases.is_empty() {
+        return Ok(None);
+    }
+    RagMiddleware::new(bases, parameters)
+        .map(Some)
+        .map_err(|e| ApiError::BadRequest(format!("The knowledge_config parameters: {e}")))
+}
+
+fn api_error(e: KbError) -> ApiError {
+    match e {
+        KbError::Api(api) => api,
+        other => ApiError::BadRequest(other.to_string()),
+    }
+}

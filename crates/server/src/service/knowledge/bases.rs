@@ -1,0 +1,380 @@
+//! Knowledge bases: create, list, rename, delete, search.
+
+use oxiscope_model::DynEmbeddingModel;
+use oxiscope_rag::{ApproxTokenChunker, ApproxTokenParameters, VectorStore as _};
+use oxiscope_storage::{KnowledgeBaseRecord, KnowledgeDocumentRecord, new_id, now};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{KbResult, OFFLINE_CREDENTIAL_ID, embedding_model, settings_of};
+use crate::api::{
+    ChunkerConfig, CreateKnowledgeBaseRequest, KbEmbeddingModelConfig, KnowledgeBaseStatusCounts,
+    KnowledgeBaseView, ListKnowledgeBasesQuery, ListKnowledgeBasesResponse,
+    SearchKnowledgeBaseRequest, SearchKnowledgeBaseResponse, UpdateKnowledgeBaseRequest,
+};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// What a knowledge base record's `data` holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Settings {
+    #[serde(default)]
+    pub(super) description: String,
+    pub(super) embedding_model_config: KbEmbeddingModelConfig,
+    #[serde(default)]
+    pub(super) chunker_config: Option<ChunkerConfig>,
+}
+
+/// The chunker `config` describes (the default without one).
+///
+/// # Errors
+/// 422 for an unknown chunker or parameters out of range.
+pub(super) fn chunker(config: Option<&ChunkerConfig>) -> KbResult<ApproxTokenChunker> {
+    let Some(config) = config else {
+        return Ok(ApproxTokenChunker::default());
+    };
+    let invalid = |msg: String| ApiError::invalid(&["body", "chunker_config"], msg, "value_error");
+    if config.kind != ApproxTokenChunker::CHUNKER_TYPE {
+        return Err(invalid(format!("Unknown chunker type {:?}", config.kind)).into());
+    }
+    let parameters: ApproxTokenParameters =
+        serde_json::from_value(Value::Object(config.parameters.clone()))
+            .map_err(|e| invalid(e.to_string()))?;
+    Ok(ApproxTokenChunker::new(parameters).map_err(|e| invalid(e.to_string()))?)
+}
+
+/// One of the user's knowledge bases.
+///
+/// # Errors
+/// 404 when the user has none with that id.
+pub(crate) async fn find_base(
+    state: &AppState,
+    user: &str,
+    id: &str,
+) -> KbResult<KnowledgeBaseRecord> {
+    state
+        .storage()
+        .get_knowledge_base(user, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("Knowledge base {id} not found")).into())
+}
+
+/// Creates a knowledge base; returns its id.
+///
+/// # Errors
+/// 422 for an empty name, a bad chunker or a size the model cannot give;
+/// 404 for a missing credential.
+pub(crate) async fn create_base(
+    state: &AppState,
+    user: &str,
+    request: CreateKnowledgeBaseRequest,
+) -> KbResult<String> {
+    let name = request.name.trim().to_owned();
+    if name.is_empty() {
+        return Err(
+            ApiError::invalid(&["body", "name"], "The name is empty", "value_error").into(),
+        );
+    }
+    chunker(request.chunker_config.as_ref())?;
+    let config = request.embedding_model_config;
+    if config.dimensions == 0 {
+        return Err(ApiError::invalid(
+            &["body", "embedding_model_config", "dimensions"],
+            "Input should be greater than 0",
+            "greater_than",
+        )
+        .into());
+    }
+    let model = embedding_model(state, user, &config).await?;
+    if let Some(d) = DynEmbeddingModel::dimensions(&*model)
+        && d.get() != config.dimensions
+    {
+        return Err(ApiError::invalid(
+            &["body", "embedding_model_config", "dimensions"],
+            format!("The model gives vectors of {d} dimensions"),
+            "value_error",
+        )
+        .into());
+    }
+    let settings = Settings {
+        description: request.description,
+        embedding_model_config: config,
+        chunker_config: request.chunker_config,
+    };
+    let at = now();
+    let record = KnowledgeBaseRecord {
+        id: new_id(),
+        user_id: user.to_owned(),
+        name,
+        data: serde_json::to_value(&settings)
+            .map_err(|e| ApiError::Internal(format!("knowledge base settings: {e}")))?,
+        created_at: at.clone(),
+        updated_at: at,
+    };
+    state.storage().create_knowledge_base(&record).await?;
+    Ok(record.id)
+}
+
+/// The name of the credential a knowledge base embeds with.
+async fn credential_name(state: &AppState, user: &str, credential_id: &str) -> Option<String> {
+    if credential_id == OFFLINE_CREDENTIAL_ID {
+        return Some("Offline (built in)".to_owned());
+    }
+    let record = state
+        .storage()
+        .get_credential(user, credential_id)
+        .await
+        .ok()
+        .flatten()?;
+    let credential = crate::routes::unseal_credential(state, &record).ok()?;
+    serde_json::to_value(&credential)
+        .ok()?
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// How the documents of a knowledge base stand.
+fn counts(docs: &[KnowledgeDocumentRecord]) -> (KnowledgeBaseStatusCounts, u64) {
+    let mut counts = KnowledgeBaseStatusCounts::default();
+    let mut chunks = 0;
+    for d in docs {
+        match d.status.as_str() {
+            "pending" => counts.pending += 1,
+            "parsing" => counts.parsing += 1,
+            "chunking" => counts.chunking += 1,
+            "indexing" => counts.indexing += 1,
+            "ready" => {
+                counts.ready += 1;
+                chunks += u64::try_from(d.chunk_count).unwrap_or(0);
+            }
+            _ => counts.error += 1,
+        }
+    }
+    (counts, chunks)
+}
+
+/// A knowledge base as answered.
+pub(crate) async fn view(state: &AppState, kb: KnowledgeBaseRecord) -> KbResult<KnowledgeBaseView> {
+    let settings = settings_of(&kb)?;
+    let docs = state
+        .storage()
+        .list_knowledge_documents(&kb.user_id, &kb.id)
+        .await?;
+    let (status_counts, chunk_count) = counts(&docs);
+    let credential_name = credential_name(
+        state,
+        &kb.user_id,
+        &settings.embedding_model_config.credential_id,
+    )
+    .await;
+    Ok(KnowledgeBaseView {
+        id: kb.id,
+        name: kb.name,
+        description: settings.description,
+        embedding_model_config: settings.embedding_model_config,
+        chunker_config: settings.chunker_config,
+        created_at: kb.created_at,
+        updated_at: kb.updated_at,
+        editable: true,
+        document_count: docs.len() as u64,
+        chunk_count,
+        credential_name,
+        status_counts,
+    })
+}
+
+/// Checks `page` / `page_size` / `orderby` as AgentScope's query models do.
+pub(super) fn check_page(page: u32, page_size: u32, orderby: Option<&str>) -> KbResult<()> {
+    if page < 1 {
+        return Err(ApiError::invalid(
+            &["query", "page"],
+            "Input should be greater than or equal to 1",
+            "greater_than_equal",
+        )
+        .into());
+    }
+    if !(1..=128).contains(&page_size) {
+        return Err(ApiError::invalid(
+            &["query", "page_size"],
+            "Input should be between 1 and 128",
+            "less_than_equal",
+        )
+        .into());
+    }
+    if let Some(o) = orderby
+        && o != "create_time"
+        && o != "update_time"
+    {
+        return Err(ApiError::invalid(
+            &["query", "orderby"],
+            "String should match pattern '^(create_time|update_time)$'",
+            "string_pattern_mismatch",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Sorts `items` by the chosen time and returns one page, with the total.
+pub(super) fn paginate<T>(
+    mut items: Vec<T>,
+    times: impl Fn(&T) -> (&str, &str),
+    orderby: &str,
+    desc: bool,
+    page: u32,
+    page_size: u32,
+) -> (Vec<T>, usize) {
+    items.sort_by(|a, b| {
+        let (ca, ua) = times(a);
+        let (cb, ub) = times(b);
+        let ord = if orderby == "update_time" {
+            ua.cmp(ub)
+        } else {
+            ca.cmp(cb)
+        };
+        if desc { ord.reverse() } else { ord }
+    });
+    let total = items.len();
+    let skip = (page as usize - 1).saturating_mul(page_size as usize);
+    let page = items
+        .into_iter()
+        .skip(skip)
+        .take(page_size as usize)
+        .collect();
+    (page, total)
+}
+
+/// The user's knowledge bases, filtered and paged.
+///
+/// # Errors
+/// 422 for paging out of range.
+pub(crate) async fn list_bases(
+    state: &AppState,
+    user: &str,
+    q: ListKnowledgeBasesQuery,
+) -> KbResult<ListKnowledgeBasesResponse> {
+    check_page(q.page, q.page_size, Some(&q.orderby))?;
+    let needle = q.name.as_deref().map(str::to_lowercase);
+    let all: Vec<KnowledgeBaseRecord> = state
+        .storage()
+        .list_knowledge_bases(user)
+        .await?
+        .into_iter()
+        .filter(|kb| q.id.as_ref().is_none_or(|id| &kb.id == id))
+        .filter(|kb| {
+            needle
+                .as_ref()
+                .is_none_or(|n| kb.name.to_lowercase().contains(n))
+        })
+        .collect();
+    let (page, total) = paginate(
+        all,
+        |kb| (kb.created_at.as_str(), kb.updated_at.as_str()),
+        &q.orderby,
+        q.desc,
+        q.page,
+        q.page_size,
+    );
+    let mut knowledge_bases = Vec::with_capacity(page.len());
+    for kb in page {
+        knowledge_bases.push(view(state, kb).await?);
+    }
+    Ok(ListKnowledgeBasesResponse {
+        knowledge_bases,
+        total,
+        page: q.page,
+        page_size: q.page_size,
+    })
+}
+
+/// Renames a knowledge base.
+///
+/// # Errors
+/// 404 when the user has none with that id; 422 for an empty name.
+pub(crate) async fn update_base(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    request: UpdateKnowledgeBaseRequest,
+) -> KbResult<KnowledgeBaseView> {
+    let mut kb = find_base(state, user, id).await?;
+    if request.name.is_none() && request.description.is_none() {
+        return view(state, kb).await;
+    }
+    if let Some(name) = request.name {
+        let name = name.trim().to_owned();
+        if name.is_empty() {
+            return Err(
+                ApiError::invalid(&["body", "name"], "The name is empty", "value_error").into(),
+            );
+        }
+        kb.name = name;
+    }
+    if let Some(description) = request.description {
+        let mut settings = settings_of(&kb)?;
+        settings.description = description;
+        kb.data = serde_json::to_value(&settings)
+            .map_err(|e| ApiError::Internal(format!("knowledge base settings: {e}")))?;
+    }
+    kb.updated_at = now();
+    state.storage().update_knowledge_base(&kb).await?;
+    view(state, kb).await
+}
+
+/// Deletes a knowledge base: its records, its vectors and its files.
+///
+/// # Errors
+/// 404 when the user has none with that id.
+pub(crate) async fn delete_base(state: &AppState, user: &str, id: &str) -> KbResult<()> {
+    let kb = find_base(state, user, id).await?;
+    state.storage().delete_knowledge_base(user, &kb.id).await?;
+    let store = super::vector_store(state).await?;
+    store
+        .delete_collection(&super::collection(&kb.id))
+        .await
+        .map_err(|e| ApiError::Internal(format!("the vector store: {e}")))?;
+    let dir = super::root(state).join(&kb.id);
+    if let Err(e) = tokio::fs::remove_dir_all(&dir).await
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(dir = %dir.display(), "cannot remove a knowledge base's files: {e}");
+    }
+    Ok(())
+}
+
+/// Searches a knowledge base.
+///
+/// # Errors
+/// 404 for another user's knowledge base, 422 for `top_k` out of range,
+/// 502 when the embedding model fails.
+pub(crate) async fn search(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    request: SearchKnowledgeBaseRequest,
+) -> KbResult<SearchKnowledgeBaseResponse> {
+    if !(1..=50).contains(&request.top_k) {
+        return Err(ApiError::invalid(
+            &["body", "top_k"],
+            "Input should be between 1 and 50",
+            "less_than_equal",
+        )
+        .into());
+    }
+    let kb = find_base(state, user, id).await?;
+    let handle = super::handle(state, &kb).await?;
+    let hits = handle
+        .search(&[request.query], request.top_k, None)
+        .await
+        .map_err(|e| ApiError::BadRequest(format!("The search failed: {e}")))?;
+    let results = hits
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ApiError::Internal(format!("a search hit: {e}")))?;
+    Ok(SearchKnowledgeBaseResponse {
+        total: results.len(),
+        results,
+    })
+}

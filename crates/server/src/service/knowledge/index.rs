@@ -1,0 +1,124 @@
+//! Background indexing: one task per document, a bounded number at a
+//! time; a restarted server picks up what the last one left unfinished.
+
+use oxiscope_storage::KnowledgeDocumentRecord;
+use serde_json::{Map, Value};
+
+use super::bases::chunker;
+use super::{KbError, KbResult, document_path, find_base, handle, settings_of};
+use crate::state::AppState;
+
+/// Indexes `doc` in the background (unless this process already is).
+pub(super) fn spawn(state: AppState, doc: KnowledgeDocumentRecord) {
+    if !state.knowledge().claim(&doc.id) {
+        return;
+    }
+    tokio::spawn(async move {
+        let id = doc.id.clone();
+        run(&state, doc).await;
+        state.knowledge().release(&id);
+    });
+}
+
+/// Queues every document a previous process left pending or half done;
+/// returns how many.
+///
+/// # Errors
+/// The store cannot be read.
+pub(crate) async fn resume(state: &AppState) -> Result<usize, oxiscope_storage::Error> {
+    let docs = state.storage().unfinished_knowledge_documents().await?;
+    let count = docs.len();
+    for doc in docs {
+        tracing::info!(document = %doc.id, status = %doc.status, "indexing a document again");
+        spawn(state.clone(), doc);
+    }
+    Ok(count)
+}
+
+/// Indexes one document, recording how far it got.
+async fn run(state: &AppState, doc: KnowledgeDocumentRecord) {
+    let slots = std::sync::Arc::clone(&state.knowledge().slots);
+    let Ok(_permit) = slots.acquire_owned().await else {
+        return;
+    };
+    match index(state, &doc).await {
+        Ok(Some(chunks)) => {
+            let done = set(state, &doc.id, "ready", None, chunks).await;
+            if !done {
+                // Deleted while it was being indexed: leave nothing behind.
+                if let Err(e) =
+                    super::documents::remove_chunks(state, &doc.knowledge_base_id, &doc.id).await
+                {
+                    tracing::warn!(document = %doc.id, "cannot remove a deleted document's chunks: {e}");
+                }
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let text = match &e {
+                KbError::Api(api) => api.to_string(),
+                other => other.to_string(),
+            };
+            tracing::warn!(document = %doc.id, "indexing failed: {text}");
+            set(state, &doc.id, "error", Some(&text), 0).await;
+        }
+    }
+}
+
+/// Sets the status; `false` when the document is gone.
+async fn set(state: &AppState, id: &str, status: &str, error: Option<&str>, chunks: i64) -> bool {
+    match state
+        .storage()
+        .set_knowledge_document_status(id, status, error, chunks)
+        .await
+    {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::error!(document = %id, "cannot record a document's status: {e}");
+            true
+        }
+    }
+}
+
+/// Parses, chunks, embeds and stores the document; its chunk count, or
+/// `None` when it (or its knowledge base) was deleted meanwhile.
+async fn index(state: &AppState, doc: &KnowledgeDocumentRecord) -> KbResult<Option<i64>> {
+    let Ok(kb) = find_base(state, &doc.user_id, &doc.knowledge_base_id).await else {
+        return Ok(None);
+    };
+    if !set(state, &doc.id, "parsing", None, 0).await {
+        return Ok(None);
+    }
+    let path = document_path(state, &kb.id, &doc.id)?;
+    let bytes = tokio::fs::read(&path)
+        .await
+        .map_err(|e| crate::error::ApiError::BadRequest(format!("The file is missing: {e}")))?;
+    let parsers = state.knowledge().parsers().clone();
+    let (filename, media) = (doc.filename.clone(), doc.content_type.clone());
+    let sections =
+        tokio::task::spawn_blocking(move || parsers.parse(&bytes, &filename, media.as_deref()))
+            .await
+            .map_err(|e| crate::error::ApiError::Internal(format!("the parser task: {e}")))?
+            .map_err(|e| {
+                crate::error::ApiError::BadRequest(format!("The document cannot be read: {e}"))
+            })?;
+    if !set(state, &doc.id, "chunking", None, 0).await {
+        return Ok(None);
+    }
+    let settings = settings_of(&kb)?;
+    let chunks = chunker(settings.chunker_config.as_ref())?.chunk(&sections);
+    let count = chunks.iter().filter(|c| c.as_text().is_some()).count();
+    if !set(state, &doc.id, "indexing", None, 0).await {
+        return Ok(None);
+    }
+    let handle = handle(state, &kb).await?;
+    // A document indexed again (after a restart) starts from nothing.
+    super::documents::remove_chunks(state, &kb.id, &doc.id).await?;
+    let mut metadata = Map::new();
+    metadata.insert("filename".into(), Value::from(doc.filename.clone()));
+    handle
+        .insert_document(chunks, Some(doc.id.clone()), Some(metadata))
+        .await
+        .map_err(|e| crate::error::ApiError::BadRequest(format!("Indexing failed: {e}")))?;
+    Ok(Some(i64::try_from(count).unwrap_or(i64::MAX)))
+}
