@@ -10,6 +10,11 @@
 //! the document's status. Documents a stopped server left unfinished are
 //! indexed again by [`resume`] when the next one starts.
 //!
+//! A tenant is bounded (see [`KnowledgeSettings`]): knowledge bases,
+//! documents and stored bytes per user (403, or 413 for an upload larger
+//! than what is left), form parts per upload, and at most half of the
+//! indexing slots for one user's documents.
+//!
 //! The vector store is a file in the data directory: replicas that share
 //! one database must also share the data directory (or run knowledge-base
 //! routes on one replica only); otherwise each replica sees only the
@@ -25,7 +30,7 @@ mod download;
 mod index;
 mod token;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -58,7 +63,9 @@ pub const OFFLINE_CREDENTIAL_ID: &str = "local";
 pub struct KnowledgeSettings {
     /// The largest document upload, in bytes (default 32 MiB).
     pub max_upload_bytes: usize,
-    /// Documents indexed at once (default 2).
+    /// Documents indexed at once (default 2); one user's documents take at
+    /// most half of these slots (at least one), so a user who uploads many
+    /// does not hold up everyone else's.
     pub indexing_concurrency: usize,
     /// The embedding model of the `local` credential; `None`: the offline
     /// all-MiniLM-L6-v2, from `<data_dir>/models` (fetched on first use
@@ -67,6 +74,14 @@ pub struct KnowledgeSettings {
     /// What a parser may read from one file (archive inflation, sections,
     /// XML depth): the defaults of [`ParseLimits`].
     pub parse_limits: ParseLimits,
+    /// The most knowledge bases one user may have (default 100).
+    pub max_bases_per_user: usize,
+    /// The most documents one user may keep, over all their knowledge
+    /// bases (default 1,000).
+    pub max_documents_per_user: usize,
+    /// The most bytes of uploaded files one user may keep, over all their
+    /// knowledge bases (default 1 GiB).
+    pub max_bytes_per_user: u64,
 }
 
 impl Default for KnowledgeSettings {
@@ -76,6 +91,9 @@ impl Default for KnowledgeSettings {
             indexing_concurrency: 2,
             offline_model: None,
             parse_limits: ParseLimits::default(),
+            max_bases_per_user: 100,
+            max_documents_per_user: 1000,
+            max_bytes_per_user: 1 << 30,
         }
     }
 }
@@ -101,6 +119,16 @@ impl KnowledgeSettings {
         self.max_upload_bytes = bytes;
         self
     }
+
+    /// Other per-user quotas: knowledge bases, documents, and bytes of
+    /// uploaded files.
+    #[must_use]
+    pub fn with_quotas(mut self, bases: usize, documents: usize, bytes: u64) -> Self {
+        self.max_bases_per_user = bases;
+        self.max_documents_per_user = documents;
+        self.max_bytes_per_user = bytes;
+        self
+    }
 }
 
 /// What the knowledge-base routes share in a process.
@@ -108,6 +136,9 @@ impl KnowledgeSettings {
 pub(crate) struct Runtime {
     store: OnceCell<Arc<SqliteVectorStore>>,
     slots: Arc<Semaphore>,
+    /// Per user: the slots one user's documents may take.
+    user_slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    per_user: usize,
     offline: OnceCell<Arc<dyn DynEmbeddingModel>>,
     parsers: ParserRegistry,
     /// Documents being indexed by this process (so a resume does not
@@ -124,6 +155,8 @@ impl Runtime {
         Self {
             store: OnceCell::new(),
             slots: Arc::new(Semaphore::new(settings.indexing_concurrency.max(1))),
+            user_slots: Mutex::new(HashMap::new()),
+            per_user: (settings.indexing_concurrency / 2).max(1),
             offline,
             parsers: ParserRegistry::with_limits(settings.parse_limits),
             running: Mutex::new(HashSet::new()),
@@ -144,10 +177,33 @@ impl Runtime {
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         running.remove(id);
     }
+
+    /// The semaphore of `user`'s indexing slots.
+    fn user_slots(&self, user: &str) -> Arc<Semaphore> {
+        let mut map = self
+            .user_slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(
+            map.entry(user.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(self.per_user))),
+        )
+    }
+
+    /// Forgets `user`'s semaphore once no task holds or waits for it.
+    fn forget_user_slots(&self, user: &str) {
+        let mut map = self
+            .user_slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if map.get(user).is_some_and(|s| Arc::strong_count(s) == 1) {
+            map.remove(user);
+        }
+    }
 }
 
 /// A knowledge-base failure: an API error, or an upload refused for its
-/// size (413) or type (415).
+/// size (413) or type (415), or a per-user quota reached (403).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum KbError {
     /// Any other failure.
@@ -159,6 +215,9 @@ pub(crate) enum KbError {
     /// 415.
     #[error("{0}")]
     Unsupported(String),
+    /// 403: a per-user quota is reached.
+    #[error("{0}")]
+    Quota(String),
 }
 
 impl From<oxiscope_storage::Error> for KbError {
@@ -173,6 +232,7 @@ impl IntoResponse for KbError {
             Self::Api(e) => return e.into_response(),
             Self::TooLarge(d) => (StatusCode::PAYLOAD_TOO_LARGE, d),
             Self::Unsupported(d) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, d),
+            Self::Quota(d) => (StatusCode::FORBIDDEN, d),
         };
         (status, axum::Json(serde_json::json!({ "detail": detail }))).into_response()
     }

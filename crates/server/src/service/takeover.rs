@@ -165,7 +165,19 @@ async fn take_over(state: &AppState, session_id: &str) -> ApiResult<bool> {
         }
     };
     let session = match fence(state, session_id, &info.user_id, &in_doubt).await {
-        Ok(session) => session,
+        Ok(Some(session)) => Some(session),
+        Ok(None) => {
+            // The session is gone, or the record names someone who does
+            // not own it: nothing is written to that session's log.
+            tracing::warn!(
+                session_id,
+                "dropping the open-run record of a session its user does not have"
+            );
+            let closed = bus.close_run(session_id).await;
+            release(state, session_id, &lease).await;
+            closed?;
+            return Ok(false);
+        }
         Err(e) => {
             release(state, session_id, &lease).await;
             return Err(e);

@@ -193,3 +193,31 @@ async fn a_running_reply_is_left_alone() {
             .unwrap()
     );
 }
+
+#[tokio::test]
+async fn an_open_run_record_naming_another_user_writes_nothing_to_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, session) = service(dir.path()).await;
+    let start = json!({"type": "REPLY_START", "reply_id": "r1", "session_id": session.id});
+    orphan(&state, &session, std::slice::from_ref(&start)).await;
+    // The record claims the session is mallory's (a forged or stale record).
+    state
+        .bus()
+        .open_run(&session.id, OpenRunInfo::new("mallory", "r1").to_value())
+        .await
+        .unwrap();
+
+    assert_eq!(sweep(&state).await.unwrap(), 0);
+    // No error end on the owner's log, no fence, the record is gone and
+    // the session is free.
+    assert_eq!(log(&state, &session.id).await, vec![start]);
+    let stored = state
+        .storage()
+        .get_session("u", &session.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.revision, session.revision);
+    assert!(state.bus().open_runs().await.unwrap().is_empty());
+    assert!(!state.bus().is_locked(&session.id).await.unwrap());
+}

@@ -830,3 +830,215 @@ async fn documents_left_unfinished_are_indexed_after_a_restart() {
     // Nothing is left to resume.
     assert_eq!(state.resume_knowledge_indexing().await.unwrap(), 0);
 }
+
+/// A tenant cannot fill the server's disk: knowledge bases, documents and
+/// stored bytes are bounded per user, and one user's quota does not touch
+/// another's.
+#[tokio::test]
+async fn a_tenant_cannot_fill_the_disk_past_its_quotas() {
+    let h = Harness::start_custom(AuthMode::DevHeader, |c| {
+        c.with_knowledge(settings().with_quotas(2, 3, 100))
+    })
+    .await;
+    let kb = create_kb(&h, "mallory", "One", DIMENSIONS).await;
+    create_kb(&h, "mallory", "Two", DIMENSIONS).await;
+    let request = json!({
+        "name": "Three",
+        "embedding_model_config": {"type": "local", "credential_id": "local", "model": "offline", "dimensions": DIMENSIONS},
+    });
+    let (code, body) = h.post("/knowledge_bases/", "mallory", request).await;
+    assert_eq!(code, 403, "{body}");
+    // Names and descriptions are bounded too (they are stored and shown
+    // to agents).
+    assert!(body["detail"].as_str().unwrap().contains("most"), "{body}");
+    let (code, body) = h
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/knowledge_bases/{kb}"),
+            "mallory",
+            Some(json!({"description": "x".repeat(100_000)})),
+        )
+        .await;
+    assert_eq!(code, 422, "{body}");
+    // Another user still creates theirs.
+    let theirs = create_kb(&h, "alice", "Alice's", DIMENSIONS).await;
+
+    // Bytes: 60 fit, 60 more would pass the 100-byte quota.
+    let (code, body) = upload(&h, "mallory", &kb, "a.txt", &[b'a'; 60], None).await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = upload(&h, "mallory", &kb, "b.txt", &[b'b'; 60], None).await;
+    assert_eq!(code, 413, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("quota"), "{body}");
+    // Documents: three at most, whatever their size.
+    for name in ["c.txt", "d.txt"] {
+        let (code, body) = upload(&h, "mallory", &kb, name, b"tiny", None).await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let (code, body) = upload(&h, "mallory", &kb, "e.txt", b"tiny", None).await;
+    assert_eq!(code, 403, "{body}");
+    // Nothing of the refused uploads is on disk.
+    let dir = h.dir.path().join("knowledge").join(&kb);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
+    // Alice's quota is her own.
+    let (code, body) = upload(&h, "alice", &theirs, "a.txt", &[b'a'; 90], None).await;
+    assert_eq!(code, 201, "{body}");
+
+    // Deleting a document frees its share.
+    let (_, docs) = h
+        .get(&format!("/knowledge_bases/{kb}/documents"), "mallory")
+        .await;
+    let first = docs["documents"][0]["id"].as_str().unwrap().to_owned();
+    let (code, _) = h
+        .call(
+            reqwest::Method::DELETE,
+            &format!("/knowledge_bases/{kb}/documents/{first}"),
+            "mallory",
+            None,
+        )
+        .await;
+    assert_eq!(code, 204);
+    let (code, body) = upload(&h, "mallory", &kb, "f.txt", b"tiny", None).await;
+    assert_eq!(code, 201, "{body}");
+}
+
+/// An upload form is a file and a few small fields: an endless stream of
+/// small parts after the file is refused instead of read for ever.
+#[tokio::test]
+async fn an_upload_with_endless_small_form_fields_is_refused() {
+    let h = start().await;
+    let kb = create_kb(&h, "mallory", "Nature", DIMENSIONS).await;
+    let boundary = "b0undary";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello\r\n"
+    );
+    for i in 0..5000 {
+        body.push_str(&format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"x{i}\"\r\n\r\n{}\r\n",
+            "y".repeat(1000)
+        ));
+    }
+    body.push_str(&format!("--{boundary}--\r\n"));
+    let res = h
+        .http
+        .post(format!("{}/knowledge_bases/{kb}/documents", h.base))
+        .header("x-user-id", "mallory")
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 422);
+    let dir = h.dir.path().join("knowledge").join(&kb);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    let (_, docs) = h
+        .get(&format!("/knowledge_bases/{kb}/documents"), "mallory")
+        .await;
+    assert_eq!(docs["total"], 0);
+}
+
+/// A knowledge base deleted while its documents are being indexed leaves
+/// nothing behind: no files, no vectors (an insert that lands after the
+/// delete must not bring its collection back).
+#[tokio::test]
+async fn deleting_a_knowledge_base_while_it_indexes_leaves_nothing_behind() {
+    let h = start().await;
+    for round in 0..3 {
+        let kb = create_kb(&h, "mallory", &format!("Race {round}"), DIMENSIONS).await;
+        let text = VOLCANO.repeat(4000);
+        for i in 0..4 {
+            let (code, body) = upload(
+                &h,
+                "mallory",
+                &kb,
+                &format!("{i}.txt"),
+                text.as_bytes(),
+                None,
+            )
+            .await;
+            assert_eq!(code, 201, "{body}");
+        }
+        let (code, _) = h
+            .call(
+                reqwest::Method::DELETE,
+                &format!("/knowledge_bases/{kb}"),
+                "mallory",
+                None,
+            )
+            .await;
+        assert_eq!(code, 204);
+        // Let the indexing tasks finish.
+        let store = oxiscope_rag::SqliteVectorStore::open(h.dir.path().join("knowledge"))
+            .await
+            .unwrap();
+        // Absent for a whole second in a row: the tasks are done.
+        let (mut absent, mut checks) = (0, 0);
+        while absent < 50 {
+            checks += 1;
+            assert!(checks < 500, "the deleted knowledge base's vectors stay");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let left = oxiscope_rag::VectorStore::has_collection(&store, &format!("kb_{kb}"))
+                .await
+                .unwrap();
+            absent = if left { 0 } else { absent + 1 };
+        }
+        assert!(!h.dir.path().join("knowledge").join(&kb).exists());
+    }
+}
+
+/// One user's flood of uploads takes at most their share of the indexing
+/// slots: another user's document is indexed meanwhile, not after them all.
+#[tokio::test]
+async fn one_users_upload_flood_does_not_hold_up_anothers_document() {
+    let h = start().await;
+    let flood = create_kb(&h, "mallory", "Flood", DIMENSIONS).await;
+    let theirs = create_kb(&h, "alice", "Alice's", DIMENSIONS).await;
+    let text = VOLCANO.repeat(7000);
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let (code, body) = upload(
+            &h,
+            "mallory",
+            &flood,
+            &format!("{i}.txt"),
+            text.as_bytes(),
+            None,
+        )
+        .await;
+        assert_eq!(code, 201, "{body}");
+        ids.push(body["document_id"].as_str().unwrap().to_owned());
+    }
+    let (code, body) = upload(&h, "alice", &theirs, "a.txt", VOLCANO.as_bytes(), None).await;
+    assert_eq!(code, 201, "{body}");
+    let id = body["document_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        wait_indexed(&h, "alice", &theirs, &[&id]).await[0]["status"],
+        "ready"
+    );
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let (_, body) = h
+        .get(
+            &format!(
+                "/knowledge_bases/{flood}/documents/status?ids={}",
+                ids.join(",")
+            ),
+            "mallory",
+        )
+        .await;
+    let waiting = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["status"] == "pending")
+        .count();
+    assert!(
+        waiting >= 2,
+        "alice's document waited behind mallory's: {body}"
+    );
+    // Mallory's are all indexed in the end.
+    for d in wait_indexed(&h, "mallory", &flood, &ids).await {
+        assert_eq!(d["status"], "ready", "{d}");
+    }
+}

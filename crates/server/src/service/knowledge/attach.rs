@@ -42,10 +42,22 @@ pub(crate) async fn session_middleware(
     if config.knowledge_base_ids.is_empty() {
         return Ok(None);
     }
+    // Each id costs a lookup and a model per run: no repeats, and no more
+    // than a user may have.
+    let mut ids = config.knowledge_base_ids;
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
+    let most = state.config().knowledge.max_bases_per_user;
+    if ids.len() > most {
+        return Err(ApiError::BadRequest(format!(
+            "The session's knowledge_config names {} knowledge bases; at most {most}",
+            ids.len()
+        )));
+    }
     let parameters: RagParameters = serde_json::from_value(Value::Object(config.parameters))
         .map_err(|e| ApiError::BadRequest(format!("The knowledge_config parameters: {e}")))?;
-    let mut bases = Vec::with_capacity(config.knowledge_base_ids.len());
-    for id in &config.knowledge_base_ids {
+    let mut bases = Vec::with_capacity(ids.len());
+    for id in &ids {
         let Ok(kb) = find_base(state, &session.user_id, id).await else {
             tracing::warn!(session = %session.id, knowledge_base = %id, "an attached knowledge base is gone");
             continue;

@@ -6,7 +6,7 @@ use oxiscope_storage::{KnowledgeBaseRecord, KnowledgeDocumentRecord, new_id, now
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{KbResult, OFFLINE_CREDENTIAL_ID, embedding_model, settings_of};
+use super::{KbError, KbResult, OFFLINE_CREDENTIAL_ID, embedding_model, settings_of};
 use crate::api::{
     ChunkerConfig, CreateKnowledgeBaseRequest, KbEmbeddingModelConfig, KnowledgeBaseStatusCounts,
     KnowledgeBaseView, ListKnowledgeBasesQuery, ListKnowledgeBasesResponse,
@@ -43,6 +43,30 @@ pub(super) fn chunker(config: Option<&ChunkerConfig>) -> KbResult<ApproxTokenChu
     Ok(ApproxTokenChunker::new(parameters).map_err(|e| invalid(e.to_string()))?)
 }
 
+/// The longest name, in characters.
+const MAX_NAME_CHARS: usize = 256;
+/// The longest description, in characters (it becomes part of an agent's
+/// prompt).
+const MAX_DESCRIPTION_CHARS: usize = 8192;
+
+/// 422 for a name or description longer than allowed.
+fn check_lengths(name: Option<&str>, description: Option<&str>) -> KbResult<()> {
+    let long = |field: &str, most: usize| {
+        ApiError::invalid(
+            &["body", field],
+            format!("String should have at most {most} characters"),
+            "string_too_long",
+        )
+    };
+    if name.is_some_and(|n| n.chars().count() > MAX_NAME_CHARS) {
+        return Err(long("name", MAX_NAME_CHARS).into());
+    }
+    if description.is_some_and(|d| d.chars().count() > MAX_DESCRIPTION_CHARS) {
+        return Err(long("description", MAX_DESCRIPTION_CHARS).into());
+    }
+    Ok(())
+}
+
 /// One of the user's knowledge bases.
 ///
 /// # Errors
@@ -63,7 +87,8 @@ pub(crate) async fn find_base(
 ///
 /// # Errors
 /// 422 for an empty name, a bad chunker or a size the model cannot give;
-/// 404 for a missing credential.
+/// 404 for a missing credential; 403 when the user has as many knowledge
+/// bases as allowed.
 pub(crate) async fn create_base(
     state: &AppState,
     user: &str,
@@ -75,7 +100,14 @@ pub(crate) async fn create_base(
             ApiError::invalid(&["body", "name"], "The name is empty", "value_error").into(),
         );
     }
+    check_lengths(Some(&name), Some(&request.description))?;
     chunker(request.chunker_config.as_ref())?;
+    let most = state.config().knowledge.max_bases_per_user;
+    if state.storage().list_knowledge_bases(user).await?.len() >= most {
+        return Err(KbError::Quota(format!(
+            "You have {most} knowledge bases, the most allowed; delete one first."
+        )));
+    }
     let config = request.embedding_model_config;
     if config.dimensions == 0 {
         return Err(ApiError::invalid(
@@ -298,6 +330,7 @@ pub(crate) async fn update_base(
     id: &str,
     request: UpdateKnowledgeBaseRequest,
 ) -> KbResult<KnowledgeBaseView> {
+    check_lengths(request.name.as_deref(), request.description.as_deref())?;
     let mut kb = find_base(state, user, id).await?;
     if request.name.is_none() && request.description.is_none() {
         return view(state, kb).await;

@@ -29,6 +29,9 @@ const STATUSES: &[&str] = &[
 const MAX_FIELD_BYTES: usize = 1024;
 /// The most ids one status query may name.
 const MAX_STATUS_IDS: usize = 256;
+/// The most parts one upload form may have (`file`, `content_type` and a
+/// few a client adds): an endless stream of small parts is refused.
+const MAX_FIELDS: usize = 16;
 
 pub(super) fn doc_view(d: KnowledgeDocumentRecord) -> KnowledgeDocumentView {
     KnowledgeDocumentView {
@@ -124,17 +127,86 @@ fn media_type(
         })
 }
 
+/// How many bytes a file part may have: the upload limit, or what is left
+/// of the user's storage quota when that is less.
+#[derive(Debug, Clone, Copy)]
+enum Limit {
+    Upload(usize),
+    Quota(usize),
+}
+
+impl Limit {
+    fn bytes(self) -> usize {
+        match self {
+            Self::Upload(n) | Self::Quota(n) => n,
+        }
+    }
+
+    fn exceeded(self) -> KbError {
+        match self {
+            Self::Upload(n) => KbError::TooLarge(format!(
+                "The document is larger than the limit of {n} bytes."
+            )),
+            Self::Quota(n) => KbError::TooLarge(format!(
+                "The document is larger than the {n} bytes left of your knowledge-base storage \
+                 quota; delete documents first."
+            )),
+        }
+    }
+}
+
+/// What the user keeps now, over all their knowledge bases: documents and
+/// bytes of uploaded files.
+async fn usage(state: &AppState, user: &str) -> KbResult<(usize, u64)> {
+    let (mut documents, mut bytes) = (0_usize, 0_u64);
+    for kb in state.storage().list_knowledge_bases(user).await? {
+        for d in state
+            .storage()
+            .list_knowledge_documents(user, &kb.id)
+            .await?
+        {
+            documents += 1;
+            bytes = bytes.saturating_add(u64::try_from(d.size).unwrap_or(0));
+        }
+    }
+    Ok((documents, bytes))
+}
+
+/// How much the user may upload now.
+///
+/// # Errors
+/// 403 when the user's document or storage quota is reached.
+async fn upload_limit(state: &AppState, user: &str) -> KbResult<Limit> {
+    let settings = &state.config().knowledge;
+    let (documents, bytes) = usage(state, user).await?;
+    if documents >= settings.max_documents_per_user {
+        return Err(KbError::Quota(format!(
+            "You keep {documents} documents, the most allowed; delete some first."
+        )));
+    }
+    let left = settings.max_bytes_per_user.saturating_sub(bytes);
+    if left == 0 {
+        return Err(KbError::Quota(
+            "Your knowledge-base storage quota is used up; delete documents first.".to_owned(),
+        ));
+    }
+    let left = usize::try_from(left).unwrap_or(usize::MAX);
+    Ok(if left < settings.max_upload_bytes {
+        Limit::Quota(left)
+    } else {
+        Limit::Upload(settings.max_upload_bytes)
+    })
+}
+
 /// Streams the `file` part to `path`, at most `limit` bytes; its size.
-async fn save_file(mut field: Field<'_>, path: &Path, limit: usize) -> KbResult<u64> {
+async fn save_file(mut field: Field<'_>, path: &Path, limit: Limit) -> KbResult<u64> {
     let fail = |e: std::io::Error| ApiError::Internal(format!("an uploaded document: {e}"));
     let mut file = tokio::fs::File::create(path).await.map_err(fail)?;
     let mut size: usize = 0;
     while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(&e))? {
         size = size.saturating_add(chunk.len());
-        if size > limit {
-            return Err(KbError::TooLarge(format!(
-                "The document is larger than the limit of {limit} bytes."
-            )));
+        if size > limit.bytes() {
+            return Err(limit.exceeded());
         }
         file.write_all(&chunk).await.map_err(fail)?;
     }
@@ -175,8 +247,10 @@ impl Drop for Partial<'_> {
 /// Stores an uploaded document and queues its indexing.
 ///
 /// # Errors
-/// 404 for another user's knowledge base, 413 over the size limit, 415
-/// for a type no parser reads, 422 without a file.
+/// 404 for another user's knowledge base (or one deleted meanwhile), 403
+/// when the user's quota is reached, 413 over the size limit (or what is
+/// left of the quota), 415 for a type no parser reads, 422 without a file
+/// or with too many form parts.
 pub(crate) async fn upload_document(
     state: &AppState,
     user: &str,
@@ -184,19 +258,29 @@ pub(crate) async fn upload_document(
     mut multipart: Multipart,
 ) -> KbResult<UploadKnowledgeDocumentResponse> {
     let kb = find_base(state, user, kb_id).await?;
+    let limit = upload_limit(state, user).await?;
     let id = new_id();
     let path = document_path(state, &kb.id, &id)?;
     let dir = path.parent().unwrap_or(&path).to_path_buf();
     create_private_dir(&dir).await?;
     let partial_path = dir.join(format!("{id}.part"));
     let mut partial = Partial(&partial_path, false);
-    let limit = state.config().knowledge.max_upload_bytes;
     let (mut file, mut declared) = (None, None);
+    let mut fields = 0_usize;
     while let Some(field) = multipart
         .next_field()
         .await
         .map_err(|e| multipart_error(&e))?
     {
+        fields += 1;
+        if fields > MAX_FIELDS {
+            return Err(ApiError::invalid(
+                &["body"],
+                format!("At most {MAX_FIELDS} form fields"),
+                "value_error",
+            )
+            .into());
+        }
         match field.name() {
             Some("file") if file.is_none() => {
                 let filename = clean_filename(field.file_name().unwrap_or_default());
@@ -240,6 +324,17 @@ pub(crate) async fn upload_document(
     if let Err(e) = state.storage().create_knowledge_document(&record).await {
         let _ = tokio::fs::remove_file(&path).await;
         return Err(e.into());
+    }
+    // The knowledge base may have been deleted while the file streamed in:
+    // then nothing of the upload is kept (no route could reach it).
+    if let Err(e) = find_base(state, user, &record.knowledge_base_id).await {
+        let _ = state
+            .storage()
+            .delete_knowledge_document(user, &record.knowledge_base_id, &record.id)
+            .await;
+        let _ = tokio::fs::remove_file(&path).await;
+        let _ = tokio::fs::remove_dir(&dir).await;
+        return Err(e);
     }
     super::index::spawn(state.clone(), record.clone());
     Ok(UploadKnowledgeDocumentResponse {

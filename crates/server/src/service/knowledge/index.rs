@@ -1,6 +1,7 @@
 //! Background indexing: one task per document, a bounded number at a
 //! time; a restarted server picks up what the last one left unfinished.
 
+use oxiscope_rag::VectorStore as _;
 use oxiscope_storage::KnowledgeDocumentRecord;
 use serde_json::{Map, Value};
 
@@ -37,11 +38,27 @@ pub(crate) async fn resume(state: &AppState) -> Result<usize, oxiscope_storage::
 
 /// Indexes one document, recording how far it got.
 async fn run(state: &AppState, doc: KnowledgeDocumentRecord) {
-    let slots = std::sync::Arc::clone(&state.knowledge().slots);
-    let Ok(_permit) = slots.acquire_owned().await else {
+    let runtime = state.knowledge();
+    // The user's own slot first, then a shared one: the shared queue holds
+    // at most a few documents of any one user.
+    let mine = runtime.user_slots(&doc.user_id);
+    let Ok(own) = mine.acquire().await else {
         return;
     };
-    match index(state, &doc).await {
+    let slots = std::sync::Arc::clone(&runtime.slots);
+    let Ok(permit) = slots.acquire_owned().await else {
+        return;
+    };
+    work(state, &doc).await;
+    drop(permit);
+    drop(own);
+    drop(mine);
+    runtime.forget_user_slots(&doc.user_id);
+}
+
+/// Indexes one document holding its slots.
+async fn work(state: &AppState, doc: &KnowledgeDocumentRecord) {
+    match index(state, doc).await {
         Ok(Some(chunks)) => {
             let done = set(state, &doc.id, "ready", None, chunks).await;
             if !done {
@@ -51,17 +68,47 @@ async fn run(state: &AppState, doc: KnowledgeDocumentRecord) {
                 {
                     tracing::warn!(document = %doc.id, "cannot remove a deleted document's chunks: {e}");
                 }
+                drop_orphan_collection(state, doc).await;
             }
         }
         Ok(None) => {}
         Err(e) => {
-            let text = match &e {
-                KbError::Api(api) => api.to_string(),
-                other => other.to_string(),
-            };
-            tracing::warn!(document = %doc.id, "indexing failed: {text}");
-            set(state, &doc.id, "error", Some(&text), 0).await;
+            tracing::warn!(document = %doc.id, "indexing failed: {e}");
+            set(state, &doc.id, "error", Some(&shown(&e)), 0).await;
         }
+    }
+}
+
+/// Drops the collection of a knowledge base deleted while one of its
+/// documents was being indexed (the insert made it again).
+async fn drop_orphan_collection(state: &AppState, doc: &KnowledgeDocumentRecord) {
+    if find_base(state, &doc.user_id, &doc.knowledge_base_id)
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    let dropped = match super::vector_store(state).await {
+        Ok(store) => store
+            .delete_collection(&super::collection(&doc.knowledge_base_id))
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = dropped {
+        tracing::warn!(knowledge_base = %doc.knowledge_base_id, "cannot drop a deleted knowledge base's vectors: {e}");
+    }
+}
+
+/// The failure as the document's owner reads it: the server's own
+/// failures (paths, database errors) stay in the log.
+fn shown(e: &KbError) -> String {
+    match e {
+        KbError::Api(crate::error::ApiError::Internal(_)) => {
+            "The server failed to index the document.".to_owned()
+        }
+        KbError::Api(api) => api.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -121,4 +168,24 @@ async fn index(state: &AppState, doc: &KnowledgeDocumentRecord) -> KbResult<Opti
         .await
         .map_err(|e| crate::error::ApiError::BadRequest(format!("Indexing failed: {e}")))?;
     Ok(Some(i64::try_from(count).unwrap_or(i64::MAX)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ApiError;
+
+    #[test]
+    fn the_owner_reads_no_internal_detail_of_a_failed_indexing() {
+        let internal = KbError::Api(ApiError::Internal(
+            "the vector store: disk I/O error at /srv/data/knowledge/vectors.sqlite".to_owned(),
+        ));
+        let text = shown(&internal);
+        assert!(!text.contains("/srv"), "{text}");
+        assert!(!text.contains("vector store"), "{text}");
+        let theirs = KbError::Api(ApiError::BadRequest(
+            "The document cannot be read: not a PDF".to_owned(),
+        ));
+        assert_eq!(shown(&theirs), "The document cannot be read: not a PDF");
+    }
 }
