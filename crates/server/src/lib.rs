@@ -61,5 +61,8 @@ pub use pyjson::to_python_json;
 pub use routes::app;
 pub use serve::serve;
 pub use service::knowledge::{KnowledgeSettings, OFFLINE_CREDENTIAL_ID};
+pub use service::scheduler::{
+    Clock, SCHEDULER_TICK, SystemClock, spawn_scheduler, spawn_scheduler_with,
+};
 pub use service::{HubError, HubSource, SessionTitles};
 pub use state::{AppState, ServerConfig, WorkspaceMode};

@@ -295,7 +295,64 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
     ops.extend(library_operations(g, &op));
     ops.extend(workspace_operations(g, &op));
     ops.extend(knowledge_operations(g));
+    ops.extend(schedule_operations(g));
     ops
+}
+
+/// The `/schedule/` operations.
+fn schedule_operations(g: &mut SchemaGenerator) -> Vec<Op> {
+    use crate::api::{
+        CreateScheduleRequest as Create, CreateScheduleResponse as Created,
+        ListSchedulesResponse as List, ScheduleSessionsResponse as Sessions, ScheduleView as View,
+        UpdateScheduleRequest as Update,
+    };
+    const ID: Param = ("schedule_id", "path", true);
+    let op = |method, path, params: Vec<Param>, body, status, response| Op {
+        auth: true,
+        method,
+        path,
+        tag: "schedule",
+        params,
+        body,
+        status,
+        response,
+    };
+    let one = "/schedule/{schedule_id}";
+    vec![
+        op(
+            "get",
+            "/schedule/",
+            vec![USER],
+            None,
+            "200",
+            Some(schema_ref::<List>(g)),
+        ),
+        op(
+            "post",
+            "/schedule/",
+            vec![USER],
+            Some(schema_ref::<Create>(g)),
+            "201",
+            Some(schema_ref::<Created>(g)),
+        ),
+        op(
+            "patch",
+            one,
+            vec![ID, USER],
+            Some(schema_ref::<Update>(g)),
+            "200",
+            Some(schema_ref::<View>(g)),
+        ),
+        op("delete", one, vec![ID, USER], None, "204", None),
+        op(
+            "get",
+            "/schedule/{schedule_id}/sessions",
+            vec![ID, USER],
+            None,
+            "200",
+            Some(schema_ref::<Sessions>(g)),
+        ),
+    ]
 }
 
 /// The `/knowledge_bases/` operations.

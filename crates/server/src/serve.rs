@@ -36,6 +36,8 @@ pub async fn serve(
         .spawn_sweeper(Duration::from_secs(60), state.shutdown_token().clone());
     // Runs whose runner died (on any replica) are ended.
     let takeover = crate::service::takeover::spawn_sweeper(state.clone());
+    // Schedules fire (each occurrence once across replicas).
+    let scheduler = crate::service::scheduler::spawn_scheduler(state.clone());
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             signal.await;
@@ -44,6 +46,7 @@ pub async fn serve(
         .await?;
     sweeper.abort();
     takeover.abort();
+    scheduler.abort();
     Ok(())
 }
 

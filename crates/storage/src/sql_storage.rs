@@ -204,6 +204,25 @@ macro_rules! impl_storage {
                     Box::pin(self.delete_owned(OwnedTable::Schedules, user_id, id))
                 }
 
+                fn get_schedule<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<ScheduleRecord>>> {
+                    Box::pin(self.schedule_get(user_id, id))
+                }
+
+                fn update_schedule<'a>(
+                    &'a self,
+                    s: &'a ScheduleRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.schedule_update(s))
+                }
+
+                fn list_all_schedules(&self) -> BoxFuture<'_, Result<Vec<ScheduleRecord>>> {
+                    Box::pin(self.schedule_list_all())
+                }
+
                 fn create_api_key<'a>(
                     &'a self,
                     key: &'a ApiKeyRecord,

@@ -216,6 +216,26 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The backend's failure.
     fn delete_schedule<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>>;
+    /// One of the user's schedules.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_schedule<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ScheduleRecord>>>;
+    /// Replaces a schedule's document and `updated_at`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`](crate::Error::NotFound) when there is none; the
+    /// backend's failure.
+    fn update_schedule<'a>(&'a self, s: &'a ScheduleRecord) -> BoxFuture<'a, Result<()>>;
+    /// Every user's schedules, oldest first (for the scheduler).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_all_schedules(&self) -> BoxFuture<'_, Result<Vec<ScheduleRecord>>>;
 
     /// Stores an API key's hash.
     ///

@@ -7,6 +7,7 @@ mod hub;
 mod knowledge;
 mod library;
 mod misc;
+mod schedule;
 mod session;
 mod usage;
 mod workspace;
@@ -40,6 +41,10 @@ pub use library::{
     SkillRecordView, SkillView, UpdateMcpRequest, WorkspaceQuery,
 };
 pub use misc::{AgentSchemaV2Response, HealthResponse, ListModelsResponse, ModelQuery};
+pub use schedule::{
+    CreateScheduleRequest, CreateScheduleResponse, ListSchedulesResponse, ScheduleSessionsResponse,
+    ScheduleView, UpdateScheduleRequest,
+};
 pub use session::{
     AgentQuery, ChatModelConfig, CreateSessionRequest, CreateSessionResponse,
     InterruptSessionResponse, ListMessagesResponse, ListSessionsResponse, MessagesQuery,

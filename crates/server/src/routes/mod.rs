@@ -9,6 +9,7 @@ mod knowledge;
 mod library;
 mod meta;
 mod off;
+mod schedule;
 mod session;
 mod stream;
 mod trace;
@@ -85,6 +86,17 @@ pub(crate) const ROUTES: &[Route] = {
         }),
         (Delete, "/credential/{credential_id}", |m| {
             on(m, credential::delete)
+        }),
+        (Get, "/schedule/", |m| on(m, schedule::list)),
+        (Post, "/schedule/", |m| on(m, schedule::create)),
+        (Patch, "/schedule/{schedule_id}", |m| {
+            on(m, schedule::update)
+        }),
+        (Delete, "/schedule/{schedule_id}", |m| {
+            on(m, schedule::delete)
+        }),
+        (Get, "/schedule/{schedule_id}/sessions", |m| {
+            on(m, schedule::sessions)
         }),
         (Get, "/model/", |m| on(m, meta::models)),
         (Get, "/embedding-model/", |m| on(m, meta::embedding_models)),

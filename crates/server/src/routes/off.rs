@@ -1,5 +1,5 @@
-//! AgentScope routes of features this server does not run: schedules,
-//! SOPs, channels, realtime voice. Each answers the way AgentScope
+//! AgentScope routes of features this server does not run: SOPs,
+//! channels, realtime voice. Each answers the way AgentScope
 //! answers for a feature that is turned off — a list route with an empty
 //! list, anything else with `503` and a `detail` saying what
 //! is missing — so a client built for AgentScope (its web UI polls several
@@ -54,10 +54,6 @@ impl Answer {
 /// (AgentScope's user-scoped routes), its answer.
 pub(crate) type OffRoute = (Verb, &'static str, bool, Answer);
 
-const SCHEDULES: Answer = Answer::Unavailable(
-    "Schedules are not available on this server: this version of oxiscope does not run \
-     scheduled agents.",
-);
 const SOP: Answer = Answer::Unavailable(
     "SOPs are not available on this server: this version of oxiscope does not run SOPs.",
 );
@@ -79,16 +75,6 @@ pub(crate) const OFF: &[OffRoute] = {
             false,
             Answer::Unavailable("This deprecated form schema is not served; use /agent/schema/v2."),
         ),
-        (
-            Get,
-            "/schedule/",
-            true,
-            Answer::Empty(r#"{"schedules": [], "total": 0}"#),
-        ),
-        (Post, "/schedule/", true, SCHEDULES),
-        (Patch, "/schedule/{schedule_id}", true, SCHEDULES),
-        (Delete, "/schedule/{schedule_id}", true, SCHEDULES),
-        (Get, "/schedule/{schedule_id}/sessions", true, SCHEDULES),
         (Get, "/sop/schema", true, SOP),
         (
             Get,

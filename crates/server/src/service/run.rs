@@ -89,7 +89,7 @@ pub(crate) async fn start_run(
 /// Queues a resume for the active run, then serves the inbox itself if
 /// that run let go in the meantime (it found the inbox empty before the
 /// push).
-async fn queue(
+pub(crate) async fn queue(
     state: &AppState,
     agent: &AgentRecord,
     session: &SessionRecord,

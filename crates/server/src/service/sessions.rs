@@ -77,8 +77,15 @@ fn object(value: &Value) -> Map<String, Value> {
 
 /// The `SessionRecord` of the API.
 pub(crate) fn session_view(session: &SessionRecord) -> SessionRecordView {
-    let mut origin = Map::new();
-    origin.insert("type".into(), json!("user"));
+    // Sessions a schedule opened carry their origin in the config.
+    let origin = match session.config.get("origin") {
+        Some(Value::Object(origin)) => origin.clone(),
+        _ => {
+            let mut origin = Map::new();
+            origin.insert("type".into(), json!("user"));
+            origin
+        }
+    };
     SessionRecordView {
         id: session.id.clone(),
         updated_at: session.updated_at.clone(),

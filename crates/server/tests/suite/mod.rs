@@ -13,6 +13,7 @@ mod openapi;
 mod otel;
 mod policy;
 mod rest;
+mod schedule;
 mod tenant;
 mod usage;
 mod webui;

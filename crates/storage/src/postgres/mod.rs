@@ -6,6 +6,7 @@ mod knowledge;
 mod library;
 mod migrate;
 mod records;
+mod schedules;
 mod sessions;
 mod storage_impl;
 mod usage;

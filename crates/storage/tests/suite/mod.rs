@@ -9,4 +9,5 @@ mod knowledge;
 mod library;
 mod records;
 mod replicas;
+mod schedules;
 mod usage;

@@ -1,0 +1,354 @@
+//! Schedules: the cron + time-zone rule, the stored document and the
+//! `/schedule/` operations. The scheduler that fires them is
+//! [`super::scheduler`].
+//!
+//! The stored document is AgentScope's `ScheduleData` plus the fields the
+//! scheduler keeps (hidden from answers): `agent_id`, `armed_at` (when the
+//! rule last changed: occurrences before it never fire), `last_fired_at`
+//! (the latest occurrence fired) and, for stateful schedules,
+//! `session_id` (the one session every fire reuses).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use croner::Cron;
+use croner::parser::{CronParser, Seconds};
+use oxiscope_permission::PermissionMode;
+use oxiscope_storage::{ScheduleRecord, SessionRecord, new_id, now};
+use serde_json::{Map, Value, json};
+
+use super::forget_session;
+use crate::api::{CreateScheduleRequest, ScheduleView, UpdateScheduleRequest};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+/// Document fields the scheduler keeps; answers leave them out.
+const HIDDEN: [&str; 4] = ["agent_id", "armed_at", "last_fired_at", "session_id"];
+
+/// A parsed schedule rule: a cron expression read in an IANA time zone.
+#[derive(Debug, Clone)]
+pub(crate) struct Spec {
+    cron: Cron,
+    tz: Tz,
+}
+
+impl Spec {
+    /// Parses `cron` (5 fields, or 6 with seconds first) and `tz`.
+    ///
+    /// # Errors
+    /// A 422 naming the bad field.
+    pub(crate) fn parse(cron: &str, tz: &str) -> ApiResult<Self> {
+        let parsed = CronParser::builder()
+            .seconds(Seconds::Optional)
+            .build()
+            .parse(cron.trim())
+            .map_err(|e| {
+                ApiError::invalid(
+                    &["body", "cron_expression"],
+                    format!("Invalid cron expression {cron:?}: {e}"),
+                    "value_error",
+                )
+            })?;
+        let zone: Tz = tz.trim().parse().map_err(|_| {
+            ApiError::invalid(
+                &["body", "timezone"],
+                format!("Unknown IANA timezone {tz:?}"),
+                "value_error",
+            )
+        })?;
+        let spec = Self {
+            cron: parsed,
+            tz: zone,
+        };
+        if spec.next_after(Utc::now()).is_none() {
+            return Err(ApiError::invalid(
+                &["body", "cron_expression"],
+                format!("The cron expression {cron:?} never fires"),
+                "value_error",
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// The first occurrence strictly after `t`.
+    pub(crate) fn next_after(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.cron
+            .find_next_occurrence(&t.with_timezone(&self.tz), false)
+            .ok()
+            .map(|d| d.with_timezone(&Utc))
+    }
+
+    /// The latest occurrence at or before `t`.
+    pub(crate) fn latest_until(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.cron
+            .find_previous_occurrence(&t.with_timezone(&self.tz), true)
+            .ok()
+            .map(|d| d.with_timezone(&Utc))
+    }
+}
+
+/// A string field of a schedule document.
+pub(crate) fn field<'a>(data: &'a Value, key: &str) -> Option<&'a str> {
+    data.get(key).and_then(Value::as_str)
+}
+
+/// A time the scheduler stored (RFC 3339).
+pub(crate) fn instant(data: &Value, key: &str) -> Option<DateTime<Utc>> {
+    field(data, key)
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|d| d.with_timezone(&Utc))
+}
+
+/// The rule of a stored schedule.
+///
+/// # Errors
+/// A 422 when the stored rule no longer parses.
+pub(crate) fn spec_of(data: &Value) -> ApiResult<Spec> {
+    Spec::parse(
+        field(data, "cron_expression").unwrap_or_default(),
+        field(data, "timezone").unwrap_or("UTC"),
+    )
+}
+
+/// The schedule as the API shows it.
+pub(crate) fn view(record: &ScheduleRecord) -> ScheduleView {
+    let mut data = record.data.as_object().cloned().unwrap_or_default();
+    let agent_id = field(&record.data, "agent_id")
+        .unwrap_or_default()
+        .to_owned();
+    for key in HIDDEN {
+        data.remove(key);
+    }
+    ScheduleView {
+        id: record.id.clone(),
+        updated_at: record.updated_at.clone(),
+        created_at: record.created_at.clone(),
+        user_id: record.user_id.clone(),
+        agent_id,
+        data,
+    }
+}
+
+fn mode_value(mode: PermissionMode) -> ApiResult<Value> {
+    serde_json::to_value(mode).map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+/// Validates and stores a new schedule; its first fire is the first
+/// occurrence after `at`.
+///
+/// # Errors
+/// 422 for a bad cron or time zone (nothing stored); 404 for an unknown
+/// agent or credential; 403 for a permission mode the policy forbids.
+pub(crate) async fn create(
+    state: &AppState,
+    user: &str,
+    body: CreateScheduleRequest,
+    at: DateTime<Utc>,
+) -> ApiResult<String> {
+    Spec::parse(&body.cron_expression, &body.timezone)?;
+    let storage = state.storage();
+    storage
+        .get_agent(user, &body.agent_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("Agent {} not found", body.agent_id)))?;
+    let credential = &body.chat_model_config.credential_id;
+    storage
+        .get_credential(user, credential)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("Credential {credential} not found")))?;
+    let mode = body.permission_mode.unwrap_or(PermissionMode::DontAsk);
+    state.config().policy.check_mode(mode)?;
+    let data = json!({
+        "name": body.name,
+        "description": body.description,
+        "enabled": body.enabled,
+        "timezone": body.timezone.trim(),
+        "cron_expression": body.cron_expression.trim(),
+        "started_at": now(),
+        "ended_at": null,
+        "chat_model_config": body.chat_model_config,
+        "stateful": body.stateful,
+        "permission_mode": mode_value(mode)?,
+        "source": "USER",
+        "source_session_id": "",
+        "agent_id": body.agent_id,
+        "armed_at": at.to_rfc3339(),
+    });
+    let stamp = now();
+    let record = ScheduleRecord {
+        id: new_id(),
+        user_id: user.to_owned(),
+        created_at: stamp.clone(),
+        updated_at: stamp,
+        data,
+    };
+    storage.create_schedule(&record).await?;
+    Ok(record.id)
+}
+
+/// The caller's schedule `id`, or 404.
+///
+/// # Errors
+/// 404 when the caller has no such schedule.
+pub(crate) async fn find(state: &AppState, user: &str, id: &str) -> ApiResult<ScheduleRecord> {
+    state
+        .storage()
+        .get_schedule(user, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("Schedule {id} not found")))
+}
+
+/// Applies a partial update; a changed rule (or re-enabling) re-arms the
+/// schedule at `at`, so its next fire is the new rule's first occurrence
+/// after the change.
+///
+/// # Errors
+/// 404 when the caller has no such schedule; 422 when the result has a
+/// bad cron or time zone (nothing stored).
+pub(crate) async fn update(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    body: UpdateScheduleRequest,
+    at: DateTime<Utc>,
+) -> ApiResult<ScheduleRecord> {
+    find(state, user, id).await?;
+    let edit = |record: &mut ScheduleRecord| -> ApiResult<bool> {
+        let mut data = record.data.as_object().cloned().unwrap_or_default();
+        let rearm =
+            body.cron_expression.is_some() || body.timezone.is_some() || body.enabled == Some(true);
+        let mut set = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                data.insert(key.to_owned(), value);
+            }
+        };
+        set("name", body.name.map(Value::from));
+        set("description", body.description.map(Value::from));
+        set(
+            "cron_expression",
+            body.cron_expression.map(|c| c.trim().into()),
+        );
+        set("timezone", body.timezone.map(|t| t.trim().into()));
+        set("enabled", body.enabled.map(Value::from));
+        set("stateful", body.stateful.map(Value::from));
+        if let Some(mode) = body.permission_mode {
+            state.config().policy.check_mode(mode)?;
+            data.insert("permission_mode".into(), mode_value(mode)?);
+        }
+        if rearm {
+            data.insert("armed_at".into(), at.to_rfc3339().into());
+        }
+        let data = Value::Object(data);
+        spec_of(&data)?;
+        record.data = data;
+        record.updated_at = now();
+        Ok(true)
+    };
+    edit_locked(state, user, id, true, edit)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("Schedule {id} not found")))
+}
+
+/// How long a replica may hold a schedule's edit lease.
+const EDIT_TTL: Duration = Duration::from_secs(30);
+
+/// Read-modify-write of a stored schedule under its bus lease
+/// (`schedule:<id>`), which the scheduler's claims take too, so an edit
+/// and a claim never overwrite each other. `edit` returns whether to
+/// write. `None`: the schedule is gone, `edit` wrote nothing, or (when
+/// not `wait`ing) another replica holds the lease.
+///
+/// # Errors
+/// `edit`'s error (nothing written); 409 when the lease stays held for
+/// seconds; the bus's or the storage's failure.
+pub(crate) async fn edit_locked(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    wait: bool,
+    edit: impl FnOnce(&mut ScheduleRecord) -> ApiResult<bool>,
+) -> ApiResult<Option<ScheduleRecord>> {
+    let key = format!("schedule:{id}");
+    let mut tries = 0;
+    let lease = loop {
+        if let Some(lease) = state.bus().try_lock(&key, EDIT_TTL).await? {
+            break lease;
+        }
+        tries += 1;
+        if !wait {
+            return Ok(None);
+        }
+        if tries >= 100 {
+            return Err(ApiError::Conflict(format!(
+                "Schedule {id} is busy; try again."
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let outcome = async {
+        let Some(mut record) = state.storage().get_schedule(user, id).await? else {
+            return Ok(None);
+        };
+        if !edit(&mut record)? {
+            return Ok(None);
+        }
+        state.storage().update_schedule(&record).await?;
+        Ok(Some(record))
+    }
+    .await;
+    if let Err(e) = state.bus().unlock(&lease).await {
+        tracing::warn!(schedule_id = id, error = %e, "releasing a schedule lease failed");
+    }
+    outcome
+}
+
+/// The sessions schedule `id` opened, newest first.
+///
+/// # Errors
+/// The storage's failure.
+pub(crate) async fn sessions_of(
+    state: &AppState,
+    record: &ScheduleRecord,
+) -> ApiResult<Vec<SessionRecord>> {
+    let agent_id = field(&record.data, "agent_id").unwrap_or_default();
+    let mut sessions: Vec<SessionRecord> = state
+        .storage()
+        .list_sessions(&record.user_id, agent_id)
+        .await?
+        .into_iter()
+        .filter(|s| {
+            s.config
+                .pointer("/origin/schedule_id")
+                .and_then(Value::as_str)
+                == Some(record.id.as_str())
+        })
+        .collect();
+    sessions.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    Ok(sessions)
+}
+
+/// Deletes the schedule and the sessions it opened (their runs are
+/// interrupted).
+///
+/// # Errors
+/// 404 when the caller has no such schedule.
+pub(crate) async fn delete(state: &AppState, user: &str, id: &str) -> ApiResult<()> {
+    let record = find(state, user, id).await?;
+    if !state.storage().delete_schedule(user, id).await? {
+        return Err(ApiError::NotFound(format!("Schedule {id} not found")));
+    }
+    for session in sessions_of(state, &record).await? {
+        state.storage().delete_session(user, &session.id).await?;
+        forget_session(state, &session.id).await?;
+    }
+    Ok(())
+}
+
+/// The `origin` a schedule's sessions carry in their config.
+pub(crate) fn origin(schedule_id: &str) -> Map<String, Value> {
+    let mut origin = Map::new();
+    origin.insert("type".into(), "schedule".into());
+    origin.insert("schedule_id".into(), schedule_id.into());
+    origin
+}
