@@ -95,16 +95,28 @@ pub(crate) fn spawn_sweeper(state: AppState) -> JoinHandle<()> {
     })
 }
 
-/// Ends every orphaned run once; returns how many this replica ended.
+/// How many orphaned runs one sweep of one replica tries to end.
+const TAKEOVERS_PER_SWEEP: usize = 100;
+
+/// Ends orphaned runs (at most [`TAKEOVERS_PER_SWEEP`] a sweep); returns
+/// how many this replica ended.
 ///
 /// # Errors
 /// The bus's failure to list the open runs; a failure on one run is
 /// logged and the sweep goes on.
 pub(crate) async fn sweep(state: &AppState) -> ApiResult<usize> {
     let mut ended = 0;
+    let mut tried = 0;
     for (session_id, _) in state.bus().open_runs().await? {
         if state.bus().is_locked(&session_id).await? {
             continue;
+        }
+        // A bounded batch per sweep: after a mass failure the rest wait
+        // for the next sweep (or another replica) instead of one replica
+        // working through thousands in one go.
+        tried += 1;
+        if tried > TAKEOVERS_PER_SWEEP {
+            break;
         }
         match take_over(state, &session_id).await {
             Ok(true) => ended += 1,
@@ -123,12 +135,13 @@ async fn take_over(state: &AppState, session_id: &str) -> ApiResult<bool> {
         return Ok(false);
     };
     // Read again under the lock: the run may have ended before letting go.
-    let record = bus
-        .open_runs()
-        .await?
-        .into_iter()
-        .find(|(id, _)| id == session_id)
-        .map(|(_, info)| info);
+    let record = match bus.open_run_info(session_id).await {
+        Ok(record) => record,
+        Err(e) => {
+            release(state, session_id, &lease).await;
+            return Err(e.into());
+        }
+    };
     let Some(info) = record.as_ref().and_then(OpenRunInfo::from_value) else {
         if record.is_some() {
             tracing::warn!(session_id, "dropping an unreadable open-run record");

@@ -325,6 +325,11 @@ impl MessageBus for InMemoryBus {
         Box::pin(async move { Ok(runs) })
     }
 
+    fn open_run_info<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Value>>> {
+        let info = self.runs().get(session_id).cloned();
+        Box::pin(async move { Ok(info) })
+    }
+
     fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
         self.runs().remove(session_id);
         self.table().remove(session_id);

@@ -228,6 +228,21 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The backend's failure.
     fn open_runs(&self) -> BoxFuture<'_, Result<Vec<(String, Value)>>>;
+    /// The session's open-run record, if any: one lookup, where
+    /// [`MessageBus::open_runs`] reads them all.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn open_run_info<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Value>>> {
+        Box::pin(async move {
+            Ok(self
+                .open_runs()
+                .await?
+                .into_iter()
+                .find(|(id, _)| id == session_id)
+                .map(|(_, info)| info))
+        })
+    }
 
     /// Drops everything the bus keeps for the session: its replay log,
     /// inbox, wakeup, lock and open-run record; its subscribers' streams

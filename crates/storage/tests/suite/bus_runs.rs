@@ -47,7 +47,14 @@ async fn an_open_run_is_listed_until_closed_and_shared_by_every_handle(bus: Test
     let other = other_replica(&bus).await;
     let other: &dyn MessageBus = other.as_deref().unwrap_or(&*bus);
     assert_eq!(other.open_runs().await.unwrap().len(), 2);
+    // One session's record is read without listing them all.
+    assert_eq!(
+        other.open_run_info("s1").await.unwrap(),
+        Some(json!({"reply_id": "r3"}))
+    );
+    assert_eq!(other.open_run_info("s9").await.unwrap(), None);
     assert!(other.close_run("s1").await.unwrap());
+    assert_eq!(bus.open_run_info("s1").await.unwrap(), None);
     assert!(!bus.close_run("s1").await.unwrap());
     assert_eq!(
         sorted_runs(&bus).await,

@@ -280,6 +280,17 @@ impl MessageBus for RedisBus {
         })
     }
 
+    fn open_run_info<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Option<Value>>> {
+        Box::pin(async move {
+            let info: Option<String> = redis::cmd("HGET")
+                .arg(self.inner.keys.runs())
+                .arg(session_id)
+                .query_async(&mut self.conn())
+                .await?;
+            Ok(info.map(|info| serde_json::from_str(&info)).transpose()?)
+        })
+    }
+
     fn forget_session<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             // Local subscribers end now; those elsewhere on the notice.
