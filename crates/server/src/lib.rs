@@ -48,6 +48,7 @@ mod routes;
 mod serve;
 mod service;
 mod state;
+mod token;
 
 pub use auth::{AuthMode, UserId, generate_api_key, hash_api_key};
 pub use crypto::{CryptoError, KEY_ENV, KEY_FILE, Sealer};

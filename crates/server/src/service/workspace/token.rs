@@ -1,25 +1,19 @@
-//! Download tokens: a capability for one file of one session, sealed with
-//! the server's key (AES-GCM, so it can be neither read nor forged) and
-//! valid for a short time. Nothing is stored: the token carries its
-//! claims.
+//! Download tokens: a capability for one file of one session (see
+//! [`crate::token`]).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::{WsError, WsResult};
 use crate::crypto::Sealer;
-use crate::error::ApiError;
 
-/// What a token is for, so no other sealed value can pass as one.
+/// What a token is for, so no other token passes for one.
 const KIND: &str = "workspace-download";
-/// The prefix sealed values carry (left out of the token).
-const SEALED_PREFIX: &str = "v1:";
 
 /// The claims of a download token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct DownloadClaims {
-    kind: String,
     /// The user the download is for.
     pub(crate) user: String,
     /// The agent of the session.
@@ -28,14 +22,6 @@ pub(crate) struct DownloadClaims {
     pub(crate) session: String,
     /// The file, relative to the workspace.
     pub(crate) path: String,
-    /// Expiry (Unix milliseconds).
-    exp: u64,
-}
-
-fn now_millis() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// A token for `path` (relative to the workspace) of the session, valid
@@ -51,35 +37,13 @@ pub(crate) fn mint_download_token(
     path: &str,
     ttl: Duration,
 ) -> WsResult<(String, f64)> {
-    let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-    let exp = now_millis().saturating_add(ttl_ms);
     let claims = DownloadClaims {
-        kind: KIND.to_owned(),
         user: user.to_owned(),
         agent: agent.to_owned(),
         session: session.to_owned(),
         path: path.to_owned(),
-        exp,
     };
-    let plain = serde_json::to_vec(&claims)
-        .map_err(|e| WsError::Api(ApiError::Internal(format!("a download token: {e}"))))?;
-    let sealed = sealer
-        .seal(&plain)
-        .map_err(|e| WsError::Api(ApiError::Internal(format!("a download token: {e}"))))?;
-    let body = sealed.strip_prefix(SEALED_PREFIX).unwrap_or(&sealed);
-    // URL-safe, so the token can go into a link as is.
-    let token: String = body
-        .chars()
-        .filter(|&c| c != '=')
-        .map(|c| match c {
-            '+' => '-',
-            '/' => '_',
-            other => other,
-        })
-        .collect();
-    #[allow(clippy::cast_precision_loss)] // milliseconds fit an f64 exactly for ages
-    let expires_at = exp as f64 / 1000.0;
-    Ok((token, expires_at))
+    crate::token::mint(sealer, KIND, &claims, ttl).map_err(WsError::Api)
 }
 
 /// The claims of an unexpired token sealed by this server.
@@ -87,43 +51,13 @@ pub(crate) fn mint_download_token(
 /// # Errors
 /// 401 for a damaged, forged or expired token.
 pub(crate) fn open_download_token(sealer: &Sealer, token: &str) -> WsResult<DownloadClaims> {
-    let invalid = || WsError::Api(ApiError::Unauthorized("Invalid download token".to_owned()));
-    if token.len() > 8192
-        || !token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err(invalid());
-    }
-    let mut body: String = token
-        .chars()
-        .map(|c| match c {
-            '-' => '+',
-            '_' => '/',
-            other => other,
-        })
-        .collect();
-    while !body.len().is_multiple_of(4) {
-        body.push('=');
-    }
-    let plain = sealer
-        .open(&format!("{SEALED_PREFIX}{body}"))
-        .map_err(|_| invalid())?;
-    let claims: DownloadClaims = serde_json::from_slice(&plain).map_err(|_| invalid())?;
-    if claims.kind != KIND {
-        return Err(invalid());
-    }
-    if claims.exp < now_millis() {
-        return Err(WsError::Api(ApiError::Unauthorized(
-            "The download token has expired".to_owned(),
-        )));
-    }
-    Ok(claims)
+    crate::token::open(sealer, KIND, token).map_err(WsError::Api)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ApiError;
 
     fn unauthorized(r: &WsResult<DownloadClaims>) -> bool {
         matches!(r, Err(WsError::Api(ApiError::Unauthorized(_))))
@@ -132,7 +66,7 @@ mod tests {
     #[test]
     fn tokens_open_with_their_claims_and_only_with_the_same_key() {
         let sealer = Sealer::from_key(&[1; 32]);
-        let (token, exp) =
+        let (token, _) =
             mint_download_token(&sealer, "u", "a", "s", "dir/f.txt", Duration::from_secs(60))
                 .unwrap();
         assert!(
@@ -150,9 +84,6 @@ mod tests {
             ("u", "a", "s")
         );
         assert_eq!(claims.path, "dir/f.txt");
-        #[allow(clippy::cast_precision_loss)]
-        let now = now_millis() as f64 / 1000.0;
-        assert!(exp > now);
         assert!(unauthorized(&open_download_token(
             &Sealer::from_key(&[2; 32]),
             &token
