@@ -53,6 +53,7 @@ mod params;
 mod postgres;
 mod record;
 mod rows;
+mod schedule_sql;
 mod sql_storage;
 mod sqlite;
 mod storage;

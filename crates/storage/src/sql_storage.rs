@@ -3,6 +3,13 @@
 //! (`agent_insert`, `session_get`, `reply_commit`, ...), and
 //! [`impl_storage!`] boxes them into the object-safe trait.
 
+/// A statement written for PostgreSQL (`$n` placeholders, `COLLATE "C"`
+/// byte-order sorts) as SQLite reads it (`?n`; its default collation
+/// already compares bytes).
+pub(crate) fn sqlite_spelling(statement: &str) -> String {
+    statement.replace(" COLLATE \"C\"", "").replace('$', "?")
+}
+
 /// The owner-scoped tables a plain delete works on (agents take their
 /// sessions along: `agent_delete_cascade`).
 #[derive(Debug, Clone, Copy)]

@@ -1,4 +1,4 @@
 //! Knowledge bases and their documents on SQLite (the shared statements
-//! of [`crate::knowledge`], with SQLite's `?n` placeholders).
+//! of [`crate::knowledge`], spelt for SQLite).
 
-crate::knowledge::knowledge_sql!(super::SqliteStorage, |s| s.replace('$', "?"));
+crate::knowledge::knowledge_sql!(super::SqliteStorage, crate::sql_storage::sqlite_spelling);
