@@ -58,11 +58,22 @@ impl SqliteStorage {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(false);
+        // Migrations run on a connection of their own that is closed
+        // before the pool opens: a pooled connection that had read the
+        // schema half-way through them would prepare `SELECT *` against
+        // the old table, and sqlx keeps that statement's column list when
+        // SQLite re-prepares it for the new one (a panic in its worker).
+        let migrating = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await?;
+        let migrated = migrate::run(&migrating).await;
+        migrating.close().await;
+        migrated?;
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .connect_with(options)
             .await?;
-        migrate::run(&pool).await?;
         Ok(Self { pool, path })
     }
 
