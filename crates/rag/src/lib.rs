@@ -74,6 +74,7 @@ pub use parser::{Parser, ParserRegistry};
 pub use rerank::{DEFAULT_RERANK_PROMPT, LlmReranker};
 pub use section::{Chunk, Metadata, Section};
 pub use store::{
-    DocumentSummary, DynVectorStore, InMemoryVectorStore, SqliteVectorStore, VectorRecord,
+    DocumentSummary, DynVectorStore, HNSW_MAX_DIMENSIONS, InMemoryVectorStore, PgVectorStore,
+    QdrantVectorStore, SqliteVectorStore, VectorRecord,
     VectorSearchResult, VectorStore,
 };

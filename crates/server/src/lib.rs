@@ -61,7 +61,7 @@ pub use policy::{QuotaWindow, TenantPolicy};
 pub use pyjson::to_python_json;
 pub use routes::app;
 pub use serve::serve;
-pub use service::knowledge::{KnowledgeSettings, OFFLINE_CREDENTIAL_ID};
+pub use service::knowledge::{KnowledgeSettings, OFFLINE_CREDENTIAL_ID, open_vector_store};
 pub use service::scheduler::{
     Clock, SCHEDULER_TICK, SystemClock, spawn_scheduler, spawn_scheduler_with,
 };

@@ -39,6 +39,14 @@ pub(crate) struct ServeArgs {
     /// in-process bus (one replica only).
     #[arg(long, value_name = "URL")]
     redis_url: Option<String>,
+    /// Where knowledge-base vectors are kept: `postgres://…` for a
+    /// PostgreSQL with the pgvector extension, `http(s)://HOST:6333` for a
+    /// Qdrant server (its API key, if any, in `OXISCOPE_QDRANT_API_KEY`);
+    /// replicas share either.
+    /// Default: `OXISCOPE_VECTOR_STORE_URL`, else the embedded store in
+    /// the data directory (`knowledge/vectors.sqlite`).
+    #[arg(long, value_name = "URL")]
+    vector_store_url: Option<String>,
     /// The key that seals stored credentials: a file holding the base64 of
     /// 32 random bytes (`head -c 32 /dev/urandom | base64 > FILE`, mode
     /// 0600); it must exist. Replicas sharing a database must share this
@@ -415,6 +423,18 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 "oxiscope serve: exporting traces to {}",
                 otlp.traces_endpoint
             );
+    let vector_store_url = args
+        .vector_store_url
+        .clone()
+        .or_else(|| std::env::var("OXISCOPE_VECTOR_STORE_URL").ok())
+        .filter(|u| !u.trim().is_empty());
+    if let Some(url) = vector_store_url {
+        let qdrant_key = std::env::var("OXISCOPE_QDRANT_API_KEY").ok();
+        let store = oxiscope_server::open_vector_store(&url, qdrant_key)
+            .await
+            .context("opening the vector store (--vector-store-url)")?;
+        config.knowledge = config.knowledge.with_vector_store(store);
+    }
             Some(OtlpExporter::start(otlp).context("starting the OTLP exporter")?)
         }
         None => None,

@@ -10,10 +10,14 @@
 //! [`InMemoryVectorStore`] is an exact, brute-force cosine store for tests
 //! and small corpora; [`SqliteVectorStore`] is the embedded, persistent
 //! default (exact cosine over an in-memory matrix backed by a SQLite file;
-//! see its module for why).
+//! see its module for why); [`PgVectorStore`] keeps vectors in PostgreSQL
+//! with the `pgvector` extension, for deployments whose replicas share a
+//! database; [`QdrantVectorStore`] keeps them in a Qdrant server.
 
 mod matrix;
 mod memory;
+mod pgvector;
+mod qdrant;
 mod sqlite;
 
 use std::fmt::Debug;
@@ -24,6 +28,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use memory::InMemoryVectorStore;
+pub use pgvector::{HNSW_MAX_DIMENSIONS, PgVectorStore};
+pub use qdrant::QdrantVectorStore;
 pub use sqlite::{SqliteVectorStore, VECTORS_FILE};
 
 use crate::error::Result;

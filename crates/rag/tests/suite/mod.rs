@@ -4,6 +4,7 @@ mod formats;
 mod hostile;
 mod knowledge;
 mod office;
+mod stores;
 mod support;
 
 use std::path::PathBuf;

@@ -15,10 +15,12 @@
 //! than what is left), form parts per upload, and at most half of the
 //! indexing slots for one user's documents.
 //!
-//! The vector store is a file in the data directory: replicas that share
-//! one database must also share the data directory (or run knowledge-base
-//! routes on one replica only); otherwise each replica sees only the
-//! vectors it indexed.
+//! The default vector store is a file in the data directory: replicas that
+//! share one database must then also share the data directory (or run
+//! knowledge-base routes on one replica only); otherwise each replica sees
+//! only the vectors it indexed. With `serve --vector-store-url
+//! postgres://…` the vectors live in PostgreSQL (pgvector) and every
+//! replica sees them all.
 //!
 //! [`Storage`]: oxiscope_storage::Storage
 
@@ -37,7 +39,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use oxiscope_model::DynEmbeddingModel;
-use oxiscope_rag::{KnowledgeBase, ParseLimits, ParserRegistry, SqliteVectorStore};
+use oxiscope_rag::{
+    DynVectorStore, KnowledgeBase, ParseLimits, ParserRegistry, PgVectorStore, QdrantVectorStore,
+    SqliteVectorStore, VectorStore,
+};
 use oxiscope_storage::KnowledgeBaseRecord;
 use tokio::sync::{OnceCell, Semaphore};
 
@@ -82,6 +87,10 @@ pub struct KnowledgeSettings {
     /// The most bytes of uploaded files one user may keep, over all their
     /// knowledge bases (default 1 GiB).
     pub max_bytes_per_user: u64,
+    /// Where vectors are kept; `None` (the default): the embedded store,
+    /// `<data_dir>/knowledge/vectors.sqlite`. Replicas sharing a database
+    /// share vectors through a server store (`PgVectorStore`).
+    pub vector_store: Option<Arc<dyn DynVectorStore>>,
 }
 
 impl Default for KnowledgeSettings {
@@ -94,11 +103,19 @@ impl Default for KnowledgeSettings {
             max_bases_per_user: 100,
             max_documents_per_user: 1000,
             max_bytes_per_user: 1 << 30,
+            vector_store: None,
         }
     }
 }
 
 impl KnowledgeSettings {
+    /// Keeps vectors in `store` instead of the embedded default.
+    #[must_use]
+    pub fn with_vector_store(mut self, store: Arc<dyn DynVectorStore>) -> Self {
+        self.vector_store = Some(store);
+        self
+    }
+
     /// Another offline embedding model (tests use a hashing embedder).
     #[must_use]
     pub fn with_offline_model(mut self, model: Arc<dyn DynEmbeddingModel>) -> Self {
@@ -134,7 +151,7 @@ impl KnowledgeSettings {
 /// What the knowledge-base routes share in a process.
 #[derive(Debug)]
 pub(crate) struct Runtime {
-    store: OnceCell<Arc<SqliteVectorStore>>,
+    store: OnceCell<Arc<dyn DynVectorStore>>,
     slots: Arc<Semaphore>,
     /// Per user: the slots one user's documents may take.
     user_slots: Mutex<HashMap<String, Arc<Semaphore>>>,
@@ -144,6 +161,9 @@ pub(crate) struct Runtime {
     /// Documents being indexed by this process (so a resume does not
     /// start a second task for one).
     running: Mutex<HashSet<String>>,
+    /// Per user: one upload at a time in this process, so concurrent
+    /// uploads cannot each spend what is left of one quota.
+    uploads: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
 impl Runtime {
@@ -160,6 +180,7 @@ impl Runtime {
             offline,
             parsers: ParserRegistry::with_limits(settings.parse_limits),
             running: Mutex::new(HashSet::new()),
+            uploads: Mutex::new(HashMap::new()),
         }
     }
 
@@ -180,25 +201,39 @@ impl Runtime {
 
     /// The semaphore of `user`'s indexing slots.
     fn user_slots(&self, user: &str) -> Arc<Semaphore> {
-        let mut map = self
-            .user_slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(
-            map.entry(user.to_owned())
-                .or_insert_with(|| Arc::new(Semaphore::new(self.per_user))),
-        )
+        keyed(&self.user_slots, user, self.per_user)
     }
 
     /// Forgets `user`'s semaphore once no task holds or waits for it.
     fn forget_user_slots(&self, user: &str) {
-        let mut map = self
-            .user_slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if map.get(user).is_some_and(|s| Arc::strong_count(s) == 1) {
-            map.remove(user);
-        }
+        forget_keyed(&self.user_slots, user);
+    }
+
+    /// The gate that lets one upload of `user` at a time through.
+    fn upload_gate(&self, user: &str) -> Arc<Semaphore> {
+        keyed(&self.uploads, user, 1)
+    }
+
+    /// Forgets `user`'s upload gate once no upload holds or waits for it.
+    fn forget_upload_gate(&self, user: &str) {
+        forget_keyed(&self.uploads, user);
+    }
+}
+
+/// `user`'s semaphore in `map`, made with `permits` when missing.
+fn keyed(map: &Mutex<HashMap<String, Arc<Semaphore>>>, user: &str, permits: usize) -> Arc<Semaphore> {
+    let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(
+        map.entry(user.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(permits))),
+    )
+}
+
+/// Drops `user`'s semaphore from `map` once nobody else holds it.
+fn forget_keyed(map: &Mutex<HashMap<String, Arc<Semaphore>>>, user: &str) {
+    let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
+    if map.get(user).is_some_and(|s| Arc::strong_count(s) == 1) {
+        map.remove(user);
     }
 }
 
@@ -257,15 +292,50 @@ fn document_path(state: &AppState, kb_id: &str, doc_id: &str) -> KbResult<PathBu
     Ok(root(state).join(kb_id).join(doc_id))
 }
 
-/// The shared vector store, opened on first use.
-async fn vector_store(state: &AppState) -> KbResult<Arc<SqliteVectorStore>> {
+/// Connects to the vector store `url` names, for
+/// [`KnowledgeSettings::with_vector_store`]: `postgres://…` or
+/// `postgresql://…` is PostgreSQL with the pgvector extension; `http://…`
+/// or `https://…` is a Qdrant server (REST), sent `qdrant_api_key` when
+/// given.
+///
+/// # Errors
+/// [`oxiscope_rag::Error::InvalidParameters`] for another scheme (the
+/// message names the scheme only: a URL may carry a password);
+/// [`oxiscope_rag::Error::Storage`] when the store cannot be reached or
+/// prepared.
+pub async fn open_vector_store(
+    url: &str,
+    qdrant_api_key: Option<String>,
+) -> Result<Arc<dyn DynVectorStore>, oxiscope_rag::Error> {
+    let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    match scheme {
+        "postgres" | "postgresql" => Ok(Arc::new(PgVectorStore::connect(url).await?)),
+        "http" | "https" => {
+            let store = QdrantVectorStore::new(url, qdrant_api_key)?;
+            // Reach it now, so a wrong URL or key fails at start.
+            store.has_collection("oxiscope-probe").await?;
+            Ok(Arc::new(store))
+        }
+        _ => Err(oxiscope_rag::Error::InvalidParameters(format!(
+            "a vector store URL starts with postgres://, postgresql://, http:// or https://, \
+             not {scheme:?}"
+        ))),
+    }
+}
+
+/// The shared vector store: the configured one, or the embedded one
+/// opened on first use.
+async fn vector_store(state: &AppState) -> KbResult<Arc<dyn DynVectorStore>> {
+    if let Some(store) = &state.config().knowledge.vector_store {
+        return Ok(Arc::clone(store));
+    }
     let runtime = state.knowledge();
     let store = runtime
         .store
         .get_or_try_init(|| async {
             SqliteVectorStore::open(root(state))
                 .await
-                .map(Arc::new)
+                .map(|s| Arc::new(s) as Arc<dyn DynVectorStore>)
                 .map_err(|e| ApiError::Internal(format!("the vector store: {e}")))
         })
         .await?;

@@ -33,7 +33,7 @@ pub(crate) const VOLCANO: &str = "Volcanoes erupt molten rock called lava. Lava 
 
 /// Settings with the hashing embedder as the offline model, a 1 MiB
 /// upload limit and an 8 MiB inflation limit.
-fn settings() -> KnowledgeSettings {
+pub(crate) fn settings() -> KnowledgeSettings {
     let dims = NonZeroU32::new(DIMENSIONS).unwrap();
     KnowledgeSettings::default()
         .with_offline_model(Arc::new(HashingEmbedder::new(dims)))
@@ -899,6 +899,46 @@ async fn a_tenant_cannot_fill_the_disk_past_its_quotas() {
     assert_eq!(code, 204);
     let (code, body) = upload(&h, "mallory", &kb, "f.txt", b"tiny", None).await;
     assert_eq!(code, 201, "{body}");
+}
+
+/// Uploads sent at once cannot each spend what is left of one quota: with
+/// 100 bytes allowed, one 60-byte file of eight fits and the rest are
+/// refused; the documents quota holds the same way.
+#[tokio::test]
+async fn concurrent_uploads_do_not_overshoot_the_quotas() {
+    let h = Harness::start_custom(AuthMode::DevHeader, |c| {
+        c.with_knowledge(settings().with_quotas(10, 3, 100))
+    })
+    .await;
+    let kb = create_kb(&h, "mallory", "One", DIMENSIONS).await;
+    let names: Vec<String> = (0..8).map(|i| format!("f{i}.txt")).collect();
+    let bytes = [b'a'; 60];
+    let uploads = names
+        .iter()
+        .map(|name| upload(&h, "mallory", &kb, name, &bytes, None));
+    let codes: Vec<u16> = futures_util::future::join_all(uploads)
+        .await
+        .into_iter()
+        .map(|(code, _)| code)
+        .collect();
+    assert_eq!(codes.iter().filter(|c| **c == 201).count(), 1, "{codes:?}");
+    assert!(codes.iter().all(|c| [201, 413].contains(c)), "{codes:?}");
+
+    let other = create_kb(&h, "mallory", "Two", DIMENSIONS).await;
+    let uploads = names
+        .iter()
+        .map(|name| upload(&h, "mallory", &other, name, b"tiny", None));
+    let codes: Vec<u16> = futures_util::future::join_all(uploads)
+        .await
+        .into_iter()
+        .map(|(code, _)| code)
+        .collect();
+    // One document is kept already: two more fit.
+    assert_eq!(codes.iter().filter(|c| **c == 201).count(), 2, "{codes:?}");
+    let (_, docs) = h
+        .get(&format!("/knowledge_bases/{other}/documents"), "mallory")
+        .await;
+    assert_eq!(docs["total"], 2);
 }
 
 /// An upload form is a file and a few small fields: an endless stream of

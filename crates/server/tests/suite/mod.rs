@@ -7,6 +7,7 @@ mod health;
 mod hitl;
 mod knowledge;
 mod knowledge_offline;
+mod knowledge_pgvector;
 mod library;
 mod method_not_allowed;
 mod openapi;

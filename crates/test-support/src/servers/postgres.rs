@@ -22,6 +22,10 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+/// The variable naming the `bin` directory of a PostgreSQL installation
+/// that has the `pgvector` extension.
+pub const PGVECTOR_BIN_ENV: &str = "OXISCOPE_TEST_PGVECTOR_BIN";
+
 /// The superuser `initdb` creates.
 pub const USER: &str = "oxiscope";
 
@@ -72,6 +76,33 @@ impl TestPostgres {
             skip_missing();
         }
         server
+    }
+
+    /// A server of its own that has the `pgvector` extension, from the
+    /// PostgreSQL installation whose `bin` directory
+    /// `OXISCOPE_TEST_PGVECTOR_BIN` names (`.ci/run` unpacks one), or
+    /// `None` after a loud [`crate::skip`] when that variable is unset or
+    /// names no such directory.
+    ///
+    /// # Panics
+    /// As [`TestPostgres::start`].
+    #[allow(clippy::panic)]
+    #[must_use]
+    pub fn start_pgvector() -> Option<Self> {
+        let bin = std::env::var_os(PGVECTOR_BIN_ENV)
+            .map(PathBuf::from)
+            .filter(|dir| complete(dir));
+        let Some(bin) = bin else {
+            crate::skip(&format!(
+                "a PostgreSQL with the pgvector extension: set {PGVECTOR_BIN_ENV} to its \
+                 `bin` directory (.ci/run unpacks one from PyPI's `pgserver` wheel)"
+            ));
+            return None;
+        };
+        match Self::launch(bin) {
+            Ok(server) => Some(server),
+            Err(why) => panic!("test PostgreSQL with pgvector did not start: {why}"),
+        }
     }
 
     /// The server's port on `127.0.0.1`.
@@ -324,13 +355,15 @@ fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// Whether `dir` holds `initdb`, `postgres` and `createdb`.
+fn complete(dir: &Path) -> bool {
+    ["initdb", "postgres", "createdb"]
+        .iter()
+        .all(|b| dir.join(b).is_file())
+}
+
 /// The directory holding `initdb`, `postgres` and `createdb`.
 fn bin_dir() -> Option<PathBuf> {
-    let complete = |dir: &Path| {
-        ["initdb", "postgres", "createdb"]
-            .iter()
-            .all(|b| dir.join(b).is_file())
-    };
     let from_pg_config = Command::new("pg_config")
         .arg("--bindir")
         .stderr(Stdio::null())

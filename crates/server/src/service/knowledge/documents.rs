@@ -251,7 +251,28 @@ impl Drop for Partial<'_> {
 /// when the user's quota is reached, 413 over the size limit (or what is
 /// left of the quota), 415 for a type no parser reads, 422 without a file
 /// or with too many form parts.
+///
+/// One upload of a user at a time runs in a process (the next waits), so
+/// concurrent uploads cannot each spend what is left of the same quota.
 pub(crate) async fn upload_document(
+    state: &AppState,
+    user: &str,
+    kb_id: &str,
+    multipart: Multipart,
+) -> KbResult<UploadKnowledgeDocumentResponse> {
+    let runtime = state.knowledge();
+    let gate = runtime.upload_gate(user);
+    let outcome = match gate.acquire().await {
+        Ok(_permit) => upload_one(state, user, kb_id, multipart).await,
+        Err(e) => Err(ApiError::Internal(format!("the upload gate: {e}")).into()),
+    };
+    drop(gate);
+    runtime.forget_upload_gate(user);
+    outcome
+}
+
+/// [`upload_document`], holding the user's upload gate.
+async fn upload_one(
     state: &AppState,
     user: &str,
     kb_id: &str,
