@@ -45,6 +45,10 @@ pub struct TenantPolicy {
     /// (`user_token_quota_window`: `total`, the default, `day` or `month`,
     /// UTC calendar periods).
     pub user_token_quota_window: QuotaWindow,
+    /// The most schedules one user may keep (`max_schedules_per_user`,
+    /// default 100), made through the API or by an agent's
+    /// `ScheduleCreate`; one more is refused with a `403`.
+    pub max_schedules_per_user: usize,
 }
 
 /// The period a user token quota counts over.
@@ -100,7 +104,8 @@ impl std::str::FromStr for QuotaWindow {
 
 impl Default for TenantPolicy {
     /// Every mode but `bypass`, 4 rules per confirmed call, remote media
-    /// allowed, model endpoints at public addresses only, no token quota.
+    /// allowed, model endpoints at public addresses only, no token quota,
+    /// 100 schedules per user.
     fn default() -> Self {
         Self {
             allowed_modes: PermissionMode::ALL
@@ -112,6 +117,7 @@ impl Default for TenantPolicy {
             private_model_endpoints: false,
             user_token_quota: None,
             user_token_quota_window: QuotaWindow::Total,
+            max_schedules_per_user: 100,
         }
     }
 }

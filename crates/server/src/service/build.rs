@@ -134,6 +134,8 @@ pub(crate) async fn build_agent(
         Some(rag) => builder.middleware(rag),
         None => builder,
     };
+    // The user's schedules, as tools.
+    let builder = builder.middleware(super::schedule_tools::schedule_tools(state, session));
     let builder = match &state.config().span_exporter {
         Some(exporter) => builder.middleware(crate::otel::session_tracing(
             Arc::clone(exporter),

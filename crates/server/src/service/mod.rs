@@ -11,6 +11,7 @@ pub(crate) mod models;
 mod naming;
 mod run;
 pub(crate) mod schedule;
+mod schedule_tools;
 pub(crate) mod scheduler;
 mod sessions;
 pub(crate) mod takeover;

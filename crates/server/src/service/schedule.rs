@@ -146,8 +146,50 @@ pub(crate) async fn create(
     body: CreateScheduleRequest,
     at: DateTime<Utc>,
 ) -> ApiResult<String> {
+    create_from(state, user, body, at, Provenance::default()).await
+}
+
+/// Where a schedule comes from and when it may fire, beyond
+/// [`CreateScheduleRequest`]: an agent's `ScheduleCreate` sets them.
+#[derive(Debug, Default)]
+pub(crate) struct Provenance {
+    /// The session whose agent created it (`None`: the API).
+    pub(crate) source_session_id: Option<String>,
+    /// No fire before this instant.
+    pub(crate) started_at: Option<DateTime<Utc>>,
+    /// No fire after this instant.
+    pub(crate) ended_at: Option<DateTime<Utc>>,
+}
+
+/// [`create`], with the schedule's provenance and firing window.
+///
+/// # Errors
+/// As [`create`]; 403 when the user has as many schedules as the policy's
+/// `max_schedules_per_user`; 422 for a window that ends before it starts.
+pub(crate) async fn create_from(
+    state: &AppState,
+    user: &str,
+    body: CreateScheduleRequest,
+    at: DateTime<Utc>,
+    provenance: Provenance,
+) -> ApiResult<String> {
     Spec::parse(&body.cron_expression, &body.timezone)?;
+    if let (Some(start), Some(end)) = (provenance.started_at, provenance.ended_at)
+        && end <= start
+    {
+        return Err(ApiError::invalid(
+            &["body", "ended_at"],
+            "ended_at must be later than started_at".to_owned(),
+            "value_error",
+        ));
+    }
     let storage = state.storage();
+    let most = state.config().policy.max_schedules_per_user;
+    if storage.list_schedules(user).await?.len() >= most {
+        return Err(ApiError::Forbidden(format!(
+            "A user may keep at most {most} schedules (max_schedules_per_user); delete one first."
+        )));
+    }
     storage
         .get_agent(user, &body.agent_id)
         .await?
@@ -165,13 +207,13 @@ pub(crate) async fn create(
         "enabled": body.enabled,
         "timezone": body.timezone.trim(),
         "cron_expression": body.cron_expression.trim(),
-        "started_at": now(),
-        "ended_at": null,
+        "started_at": provenance.started_at.map_or_else(now, |t| t.to_rfc3339()),
+        "ended_at": provenance.ended_at.map(|t| t.to_rfc3339()),
         "chat_model_config": body.chat_model_config,
         "stateful": body.stateful,
         "permission_mode": mode_value(mode)?,
-        "source": "USER",
-        "source_session_id": "",
+        "source": if provenance.source_session_id.is_some() { "AGENT" } else { "USER" },
+        "source_session_id": provenance.source_session_id.unwrap_or_default(),
         "agent_id": body.agent_id,
         "armed_at": at.to_rfc3339(),
     });

@@ -82,13 +82,20 @@ pub fn spawn_scheduler_with(
 }
 
 /// The occurrence a schedule owes at `now`: its latest occurrence, when
-/// the schedule is enabled and that occurrence is later than both its
-/// arming and its last fire.
+/// the schedule is enabled, that occurrence is later than both its arming
+/// and its last fire, and it lies in the schedule's window (`started_at`,
+/// `ended_at`, when they are RFC 3339 instants; an API-made schedule's
+/// `started_at` is a display time and its arming bounds it instead).
 pub(crate) fn due(data: &Value, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     if data.get("enabled").and_then(Value::as_bool) == Some(false) {
         return None;
     }
     let occurrence = spec_of(data).ok()?.latest_until(now)?;
+    if instant(data, "started_at").is_some_and(|start| occurrence < start)
+        || instant(data, "ended_at").is_some_and(|end| occurrence > end)
+    {
+        return None;
+    }
     let floor = [instant(data, "armed_at"), instant(data, "last_fired_at")]
         .into_iter()
         .flatten()

@@ -300,3 +300,24 @@ async fn the_running_scheduler_reads_its_clock_and_stops_with_the_server() {
         .unwrap()
         .unwrap();
 }
+
+#[test]
+fn occurrences_outside_the_window_are_not_due() {
+    let data = json!({
+        "enabled": true,
+        "cron_expression": "0 * * * *",
+        "timezone": "UTC",
+        "armed_at": utc(2026, 1, 1, 0, 0, 0).to_rfc3339(),
+        "started_at": utc(2026, 1, 1, 3, 0, 0).to_rfc3339(),
+        "ended_at": utc(2026, 1, 1, 5, 0, 0).to_rfc3339(),
+    });
+    assert_eq!(due(&data, utc(2026, 1, 1, 2, 30, 0)), None);
+    assert_eq!(due(&data, utc(2026, 1, 1, 3, 0, 1)), Some(utc(2026, 1, 1, 3, 0, 0)));
+    assert_eq!(due(&data, utc(2026, 1, 1, 5, 10, 0)), Some(utc(2026, 1, 1, 5, 0, 0)));
+    assert_eq!(due(&data, utc(2026, 1, 1, 6, 0, 1)), None);
+    // An API-made schedule's display start (a naive local time) bounds nothing.
+    let mut api = data;
+    api["started_at"] = json!("2030-01-01T00:00:00.000000");
+    api["ended_at"] = Value::Null;
+    assert_eq!(due(&api, utc(2026, 1, 1, 6, 0, 1)), Some(utc(2026, 1, 1, 6, 0, 0)));
+}

@@ -204,3 +204,145 @@ async fn a_stateful_schedule_reuses_one_session() {
     assert!(answers >= 2, "two fires answered in one session");
     assert_eq!(sessions["total"], 1, "{sessions}");
 }
+
+/// A model answer that calls `tool` with `args`.
+fn calls(tool: &str, args: &Value) -> oxiscope_test_support::ScriptedResponse {
+    oxiscope_test_support::OpenAiScript::new()
+        .tool_call(0, "call_1", tool)
+        .tool_args(0, args.to_string())
+        .finish("tool_calls")
+        .usage(10, 5, 0)
+        .response()
+}
+
+/// The text of the tool result the model was sent last.
+fn last_tool_result(request: &str) -> String {
+    let body: Value = serde_json::from_str(request).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let result = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    match &result["content"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn an_agent_schedules_lists_views_and_deletes_its_own_tasks() {
+    let h = Harness::start().await;
+    let s = h.setup("u").await;
+    let ask = |tool: &str, args: Value| {
+        h.fake.push(calls(tool, &args));
+        h.fake.push(text_answer("Done."));
+    };
+
+    // Created with the session's model, in a window, from this session.
+    ask(
+        "ScheduleCreate",
+        json!({
+            "name": "standup",
+            "description": "Summarise yesterday's commits.",
+            "cron_expression": "0 9 * * 1-5",
+            "timezone": "Asia/Shanghai",
+            "ended_at": "2030-01-01T00:00:00",
+        }),
+    );
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Every weekday at 9.").await;
+    let offered: Vec<String> = serde_json::from_str::<Value>(&requests[0]).unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    for tool in ["ScheduleCreate", "ScheduleList", "ScheduleView", "ScheduleDelete"] {
+        assert!(offered.iter().any(|o| o == tool), "{tool} in {offered:?}");
+    }
+    let result = last_tool_result(&requests[1]);
+    assert!(result.contains("Schedule created"), "{result}");
+    let (_, list) = h.get("/schedule/", "u").await;
+    assert_eq!(list["total"], 1, "{list}");
+    let record = &list["schedules"][0];
+    let id = record["id"].as_str().unwrap().to_owned();
+    assert!(result.contains(&id), "{result}");
+    assert_eq!(record["agent_id"], s.agent_id.as_str());
+    assert_eq!(record["data"]["source"], "AGENT");
+    assert_eq!(record["data"]["source_session_id"], s.session_id.as_str());
+    assert_eq!(record["data"]["timezone"], "Asia/Shanghai");
+    assert_eq!(record["data"]["ended_at"], "2029-12-31T16:00:00+00:00");
+    assert_eq!(record["data"]["chat_model_config"]["credential_id"], s.credential_id.as_str());
+
+    // Listed and viewed.
+    ask("ScheduleList", json!({}));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "What is scheduled?").await;
+    let result = last_tool_result(&requests[1]);
+    assert!(result.contains("standup") && result.contains("0 9 * * 1-5"), "{result}");
+    ask("ScheduleView", json!({"schedule_id": id}));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Show it.").await;
+    let result = last_tool_result(&requests[1]);
+    assert!(result.contains("Summarise yesterday's commits."), "{result}");
+    assert!(result.contains("AGENT"), "{result}");
+
+    // Bad input is an error the model reads; nothing is stored.
+    ask("ScheduleCreate", json!({"name": "bad", "cron_expression": "61 * * * *"}));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Break it.").await;
+    let result = last_tool_result(&requests[1]);
+    assert!(result.contains("Invalid cron expression"), "{result}");
+    ask(
+        "ScheduleCreate",
+        json!({"name": "bad", "cron_expression": "* * * * *", "started_at": "2030-01-02T00:00:00Z", "ended_at": "2030-01-01T00:00:00Z"}),
+    );
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Backwards.").await;
+    assert!(last_tool_result(&requests[1]).contains("ended_at"), "{}", requests[1]);
+    let (_, list) = h.get("/schedule/", "u").await;
+    assert_eq!(list["total"], 1);
+
+    // Another user's schedule is out of reach.
+    let other = h.setup("v").await;
+    let (code, theirs) = h.post("/schedule/", "v", body(&other, "0 1 * * *", "UTC")).await;
+    assert_eq!(code, 201);
+    let theirs = theirs["schedule_id"].as_str().unwrap().to_owned();
+    for tool in ["ScheduleView", "ScheduleDelete"] {
+        ask(tool, json!({"schedule_id": theirs}));
+        let requests = super::knowledge::run_reply(&h, "u", &s, "Theirs.").await;
+        let result = last_tool_result(&requests[1]);
+        assert!(result.contains("not found"), "{tool}: {result}");
+    }
+    let (_, list) = h.get("/schedule/", "v").await;
+    assert_eq!(list["schedules"][0]["id"], theirs.as_str());
+
+    // Deleted.
+    ask("ScheduleDelete", json!({"schedule_id": id}));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Stop it.").await;
+    assert!(last_tool_result(&requests[1]).contains("deleted"));
+    let (_, list) = h.get("/schedule/", "u").await;
+    assert_eq!(list["total"], 0);
+}
+
+#[tokio::test]
+async fn a_user_cannot_keep_more_schedules_than_the_policy_allows() {
+    let h = Harness::start_with_policy(oxiscope_server::TenantPolicy {
+        max_schedules_per_user: 2,
+        // The fake model server is on loopback.
+        private_model_endpoints: true,
+        ..oxiscope_server::TenantPolicy::default()
+    })
+    .await;
+    let s = h.setup("u").await;
+    for _ in 0..2 {
+        let (code, e) = h.post("/schedule/", "u", body(&s, "0 1 * * *", "UTC")).await;
+        assert_eq!(code, 201, "{e}");
+    }
+    let (code, e) = h.post("/schedule/", "u", body(&s, "0 1 * * *", "UTC")).await;
+    assert_eq!(code, 403, "{e}");
+    assert!(e.to_string().contains("max_schedules_per_user"), "{e}");
+    // An agent is held to the same limit.
+    h.fake.push(calls("ScheduleCreate", &json!({"name": "third", "cron_expression": "0 2 * * *"})));
+    h.fake.push(text_answer("Could not."));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "One more.").await;
+    assert!(last_tool_result(&requests[1]).contains("at most 2 schedules"));
+    let (_, list) = h.get("/schedule/", "u").await;
+    assert_eq!(list["total"], 2);
+    // Another user has a limit of their own.
+    let other = h.setup("v").await;
+    let (code, _) = h.post("/schedule/", "v", body(&other, "0 1 * * *", "UTC")).await;
+    assert_eq!(code, 201);
+}
