@@ -35,6 +35,9 @@ async fn chat_to_end(h: &Harness, user: &str, s: &Setup, text: &str) {
     assert_eq!(code, 200, "{body}");
     let events = sse.until("REPLY_END").await;
     assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+    // The run commits the reply (and its usage) after the event goes out:
+    // wait for it, or the next chat or count may come first.
+    h.wait_not_running(user, s).await;
 }
 
 async fn listed_usage(h: &Harness, user: &str, s: &Setup) -> Value {
