@@ -338,6 +338,43 @@ async fn a_graceful_shutdown_interrupts_and_persists_the_running_reply() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_knowledge_base_limits_are_set_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        true,
+        &["--kb-max-upload-mib", "1", "--kb-max-bases-per-user", "1"],
+    );
+    let c = Client::new(&server, dev());
+    let kb = json!({
+        "name": "One",
+        "embedding_model_config": {"type": "local", "credential_id": "local", "model": "offline", "dimensions": 384},
+    });
+    let (code, created) = c.post("/knowledge_bases/", kb.clone()).await;
+    assert_eq!(code, 201, "{created}");
+    let (code, _) = c.post("/knowledge_bases/", kb).await;
+    assert_eq!(code, 403);
+    let id = created["knowledge_base_id"].as_str().unwrap();
+    let boundary = "limitBoundary";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.txt\"\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend(std::iter::repeat_n(b'a', (1 << 20) + 10));
+    body.extend(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let res = c
+        .http
+        .post(format!("{}/knowledge_bases/{id}/documents", c.base))
+        .header(c.auth.0, &c.auth.1)
+        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 413);
+}
+
+#[tokio::test]
 async fn keys_created_on_the_command_line_authenticate() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(BIN)
@@ -735,7 +772,7 @@ async fn replicas_on_one_postgres_database_share_keys_credentials_and_sessions()
 }
 
 #[test]
-fn a_bad_database_url_stops_serve_without_echoing_it() {
+fn a_bad_database_or_vector_store_url_stops_serve_without_echoing_it() {
     let dir = tempfile::tempdir().unwrap();
     for (url, expected) in [
         ("mysql://root:hunter2@db/x", "expected postgres://"),
@@ -749,6 +786,23 @@ fn a_bad_database_url_stops_serve_without_echoing_it() {
             .output()
             .unwrap();
         assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
+    for (url, expected) in [
+        ("mysql://root:hunter2@db/x", "starts with postgres://"),
+        ("postgres://root:hunter2@127.0.0.1:1/x", "--vector-store-url"),
+        ("http://root:hunter2@127.0.0.1:1", "--vector-store-url"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["serve", "--addr", "127.0.0.1:0", "--workspace", "local"])
+            .args(["--vector-store-url", url, "--data-dir"])
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{url}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expected), "{stderr}");
         assert!(!stderr.contains("hunter2"), "{stderr}");

@@ -134,6 +134,18 @@ pub(crate) struct ServeArgs {
     /// a retryable error after at most about this long.
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     lock_ttl_secs: u64,
+    /// The largest knowledge-base document upload, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    kb_max_upload_mib: u64,
+    /// The most knowledge bases one user may have.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    kb_max_bases_per_user: usize,
+    /// The most knowledge-base documents one user may keep.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    kb_max_documents_per_user: usize,
+    /// The most MiB of uploaded knowledge-base files one user may keep.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    kb_max_mib_per_user: u64,
     /// The bubblewrap program (default: `bwrap` on `PATH`).
     #[arg(long, value_name = "PATH", default_value = "bwrap")]
     bwrap: PathBuf,
@@ -423,6 +435,16 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 "oxiscope serve: exporting traces to {}",
                 otlp.traces_endpoint
             );
+    config.knowledge = config
+        .knowledge
+        .with_max_upload_bytes(
+            usize::try_from(args.kb_max_upload_mib << 20).unwrap_or(usize::MAX),
+        )
+        .with_quotas(
+            args.kb_max_bases_per_user,
+            args.kb_max_documents_per_user,
+            args.kb_max_mib_per_user.saturating_mul(1 << 20),
+        );
     let vector_store_url = args
         .vector_store_url
         .clone()
