@@ -12,24 +12,18 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use oxiscope_agent::{AgentState, Middleware, ToolList};
-use oxiscope_permission::{PermissionContext, PermissionDecision, PermissionMode};
+use oxiscope_message::PermissionBehavior;
+use oxiscope_permission::PermissionMode;
 use oxiscope_storage::{ScheduleRecord, SessionRecord};
-use oxiscope_tool::{Tool, ToolCallContext, ToolChunk, ToolFlags, ToolStream};
-use serde_json::{Value, json};
+use oxiscope_tool::{FunctionTool, Tool, ToolFlags};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::schedule::{self, Provenance, Spec, field, view};
 use crate::api::{ChatModelConfig, CreateScheduleRequest};
 use crate::error::ApiError;
 use crate::state::AppState;
-
-/// Which schedule tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Create,
-    List,
-    View,
-    Delete,
-}
 
 /// Who calls: the session an agent runs in.
 #[derive(Debug)]
@@ -42,12 +36,136 @@ struct Caller {
     model: Option<ChatModelConfig>,
 }
 
-/// One schedule tool bound to its caller.
-#[derive(Debug)]
-struct ScheduleTool {
-    kind: Kind,
-    caller: Arc<Caller>,
-    schema: Value,
+/// Create a recurring scheduled task for yourself: at each time the cron
+/// expression names, you are started in a session with the schedule's
+/// description as your instruction. The cron expression has 5 fields
+/// (minute hour day-of-month month day-of-week), or 6 with seconds first,
+/// read in `timezone`: find out the user's time zone first. For a one-off
+/// task, give the cron expression of that one moment and an `ended_at`
+/// just after it. The description is all you will know when the task
+/// runs: put the goal, the expected result, constraints and file paths in
+/// it.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct CreateArgs {
+    /// Display name of the schedule.
+    name: String,
+    /// What to do at each run, with everything needed to do it.
+    #[serde(default)]
+    description: String,
+    /// Cron expression, e.g. `0 9 * * 1-5`.
+    cron_expression: String,
+    /// IANA time zone the expression is read in, e.g. `Europe/Paris`
+    /// (default UTC).
+    #[serde(default)]
+    timezone: Option<String>,
+    /// Whether it fires from now on (default true).
+    #[serde(default)]
+    enabled: Option<bool>,
+    /// ISO-8601 time before which it does not fire (default: now).
+    #[serde(default)]
+    started_at: Option<String>,
+    /// ISO-8601 time after which it no longer fires (default: never).
+    #[serde(default)]
+    ended_at: Option<String>,
+    /// Whether runs share one session (default: a new session each run).
+    #[serde(default)]
+    stateful: bool,
+    /// Permission mode of the runs, where nobody is there to confirm:
+    /// `default`, `accept_edits`, `plan`, `dont_ask` (the default) or
+    /// `bypass` (if the operator allows it).
+    #[serde(default)]
+    permission_mode: Option<String>,
+}
+
+/// List your user's scheduled tasks: id, name, cron expression and time
+/// zone, next run, whether each is enabled and stateful.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ListArgs {}
+
+/// Show every detail of one scheduled task, by its schedule id.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ViewArgs {
+    /// The schedule's id.
+    schedule_id: String,
+}
+
+/// Delete a scheduled task for good, by its schedule id: it never runs
+/// again, and the sessions it opened are deleted (a running one is
+/// stopped).
+#[derive(Debug, Deserialize, JsonSchema)]
+struct DeleteArgs {
+    /// The schedule's id.
+    schedule_id: String,
+}
+
+/// The schedule tools of `session`, as tools of its agent.
+pub(crate) fn schedule_tools(state: &AppState, session: &SessionRecord) -> ScheduleToolsMiddleware {
+    let caller = Arc::new(Caller {
+        state: state.clone(),
+        user_id: session.user_id.clone(),
+        agent_id: session.agent_id.clone(),
+        session_id: session.id.clone(),
+        model: session
+            .config
+            .get("chat_model_config")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok()),
+    });
+    // Always allowed, as in AgentScope: they act for the session's own
+    // user only, under the operator's schedule limit.
+    let allowed = |tool: FunctionTool, read_only: bool| -> Arc<dyn Tool> {
+        Arc::new(
+            tool.with_permission(PermissionBehavior::Allow)
+                .with_flags(ToolFlags {
+                    concurrency_safe: read_only,
+                    read_only,
+                    ..ToolFlags::default()
+                }),
+        )
+    };
+    let c = Arc::clone(&caller);
+    let create_tool = FunctionTool::new("ScheduleCreate", move |args: CreateArgs| {
+        let c = Arc::clone(&c);
+        async move {
+            create(&c, args)
+                .await
+                .map_err(|e| failed("ScheduleCreate", &e))
+        }
+    });
+    let c = Arc::clone(&caller);
+    let list_tool = FunctionTool::new("ScheduleList", move |_: ListArgs| {
+        let c = Arc::clone(&c);
+        async move { list(&c).await.map_err(|e| failed("ScheduleList", &e)) }
+    });
+    let c = Arc::clone(&caller);
+    let view_tool = FunctionTool::new("ScheduleView", move |args: ViewArgs| {
+        let c = Arc::clone(&c);
+        async move {
+            schedule::find(&c.state, &c.user_id, args.schedule_id.trim())
+                .await
+                .map(|r| describe(&r, true))
+                .map_err(|e| failed("ScheduleView", &e))
+        }
+    });
+    let c = caller;
+    let delete_tool = FunctionTool::new("ScheduleDelete", move |args: DeleteArgs| {
+        let c = Arc::clone(&c);
+        async move {
+            let id = args.schedule_id.trim().to_owned();
+            schedule::delete(&c.state, &c.user_id, &id)
+                .await
+                .map(|()| format!("Schedule {id} deleted."))
+                .map_err(|e| failed("ScheduleDelete", &e))
+        }
+    });
+    ScheduleToolsMiddleware {
+        tools: vec![
+            allowed(create_tool, false),
+            allowed(list_tool, true),
+            allowed(view_tool, true),
+            allowed(delete_tool, false),
+        ],
+    }
 }
 
 /// Adds the schedule tools to every reasoning step of a session.
@@ -66,145 +184,9 @@ impl Middleware for ScheduleToolsMiddleware {
     }
 }
 
-/// The schedule tools of `session`.
-pub(crate) fn schedule_tools(state: &AppState, session: &SessionRecord) -> ScheduleToolsMiddleware {
-    let caller = Arc::new(Caller {
-        state: state.clone(),
-        user_id: session.user_id.clone(),
-        agent_id: session.agent_id.clone(),
-        session_id: session.id.clone(),
-        model: session
-            .config
-            .get("chat_model_config")
-            .cloned()
-            .and_then(|v| serde_json::from_value(v).ok()),
-    });
-    let tools = [Kind::Create, Kind::List, Kind::View, Kind::Delete]
-        .into_iter()
-        .map(|kind| {
-            Arc::new(ScheduleTool {
-                kind,
-                caller: Arc::clone(&caller),
-                schema: schema(kind),
-            }) as Arc<dyn Tool>
-        })
-        .collect();
-    ScheduleToolsMiddleware { tools }
-}
-
-impl Tool for ScheduleTool {
-    fn name(&self) -> &str {
-        match self.kind {
-            Kind::Create => "ScheduleCreate",
-            Kind::List => "ScheduleList",
-            Kind::View => "ScheduleView",
-            Kind::Delete => "ScheduleDelete",
-        }
-    }
-
-    fn description(&self) -> &str {
-        match self.kind {
-            Kind::Create => CREATE,
-            Kind::List => {
-                "List your user's scheduled tasks: id, name, cron expression and time zone, \
-                 next run, whether each is enabled and stateful."
-            }
-            Kind::View => "Show every detail of one scheduled task, by its schedule id.",
-            Kind::Delete => {
-                "Delete a scheduled task for good, by its schedule id: it never runs again, and \
-                 the sessions it opened are deleted (a running one is stopped)."
-            }
-        }
-    }
-
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-
-    fn flags(&self) -> ToolFlags {
-        let read_only = matches!(self.kind, Kind::List | Kind::View);
-        ToolFlags {
-            concurrency_safe: read_only,
-            read_only,
-            ..ToolFlags::default()
-        }
-    }
-
-    /// Always allowed, as in AgentScope: the tools act for the session's
-    /// own user only, under the operator's schedule limit.
-    fn check_permissions(
-        &self,
-        _input: &Value,
-        _context: &PermissionContext,
-    ) -> PermissionDecision {
-        PermissionDecision::allow(format!("{} acts on the user's own schedules", self.name()))
-    }
-
-    fn call(&self, input: Value, _ctx: ToolCallContext) -> ToolStream {
-        let kind = self.kind;
-        let caller = Arc::clone(&self.caller);
-        let name = self.name().to_owned();
-        Box::pin(futures_util::stream::once(async move {
-            let outcome = match kind {
-                Kind::Create => create(&caller, &input).await,
-                Kind::List => list(&caller).await,
-                Kind::View => match id_arg(&input) {
-                    Ok(id) => schedule::find(&caller.state, &caller.user_id, id)
-                        .await
-                        .map(|r| describe(&r, true)),
-                    Err(e) => Err(e),
-                },
-                Kind::Delete => match id_arg(&input) {
-                    Ok(id) => schedule::delete(&caller.state, &caller.user_id, id)
-                        .await
-                        .map(|()| format!("Schedule {id} deleted.")),
-                    Err(e) => Err(e),
-                },
-            };
-            match outcome {
-                Ok(text) => ToolChunk::text(text),
-                Err(e) => ToolChunk::error(format!("{name}: {}", message(&e))),
-            }
-        }))
-    }
-}
-
-const CREATE: &str = "Create a recurring scheduled task for yourself: at each time the cron \
-expression names, you are started in a session with the schedule's description as your \
-instruction.\n\
-- The cron expression has 5 fields (minute hour day-of-month month day-of-week), or 6 with \
-seconds first; it is read in `timezone` (an IANA name such as `Europe/Paris`, default UTC). \
-Find out the user's time zone first.\n\
-- For a one-off task, give the cron expression of that one moment and an `ended_at` just \
-after it.\n\
-- The description is all you will know when the task runs: put the goal, the expected \
-result, constraints and file paths in it.";
-
-fn schema(kind: Kind) -> Value {
-    let id = json!({
-        "type": "object",
-        "properties": {"schedule_id": {"type": "string", "description": "The schedule's id."}},
-        "required": ["schedule_id"],
-    });
-    match kind {
-        Kind::Create => json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "Display name of the schedule."},
-                "description": {"type": "string", "default": "", "description": "What to do at each run, with everything needed to do it."},
-                "cron_expression": {"type": "string", "description": "Cron expression, e.g. '0 9 * * 1-5'."},
-                "timezone": {"type": "string", "default": "UTC", "description": "IANA time zone the expression is read in."},
-                "enabled": {"type": "boolean", "default": true, "description": "Whether it fires from now on."},
-                "started_at": {"type": "string", "description": "ISO-8601 time before which it does not fire (default: now)."},
-                "ended_at": {"type": "string", "description": "ISO-8601 time after which it no longer fires (default: never)."},
-                "stateful": {"type": "boolean", "default": false, "description": "Whether runs share one session (default: a new session each run)."},
-                "permission_mode": {"type": "string", "default": "dont_ask", "description": "Permission mode of the runs (nobody is there to confirm): default, accept_edits, plan, dont_ask, bypass (if the operator allows it)."},
-            },
-            "required": ["name", "cron_expression"],
-        }),
-        Kind::List => json!({"type": "object", "properties": {}}),
-        Kind::View | Kind::Delete => id,
-    }
+/// The error result of `tool`.
+fn failed(tool: &str, e: &ApiError) -> String {
+    format!("{tool}: {}", message(e))
 }
 
 /// A tool error's text: what the model can act on.
@@ -219,26 +201,17 @@ fn message(e: &ApiError) -> String {
     }
 }
 
-fn id_arg(input: &Value) -> Result<&str, ApiError> {
-    match input.get("schedule_id").and_then(Value::as_str) {
-        Some(id) if !id.trim().is_empty() => Ok(id.trim()),
-        _ => Err(ApiError::BadRequest(
-            "the argument \"schedule_id\" must be a non-empty string".into(),
-        )),
-    }
-}
-
-/// An ISO-8601 time: with an offset, or naive and read in `tz`.
-fn time_arg(input: &Value, key: &str, tz: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
-    let Some(raw) = input.get(key).filter(|v| !v.is_null()) else {
+/// An ISO-8601 time of argument `key`: with an offset, or naive and read
+/// in `tz`.
+fn time_arg(raw: Option<&str>, key: &str, tz: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
+    let Some(text) = raw.map(str::trim).filter(|t| !t.is_empty()) else {
         return Ok(None);
     };
     let bad = || {
         ApiError::BadRequest(format!(
-            "{key} must be an ISO-8601 date and time, got {raw}"
+            "{key} must be an ISO-8601 date and time, got {text:?}"
         ))
     };
-    let text = raw.as_str().ok_or_else(bad)?.trim();
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(Some(t.with_timezone(&Utc)));
     }
@@ -258,38 +231,41 @@ fn time_arg(input: &Value, key: &str, tz: &str) -> Result<Option<DateTime<Utc>>,
         .ok_or_else(bad)
 }
 
-async fn create(caller: &Caller, input: &Value) -> Result<String, ApiError> {
+async fn create(caller: &Caller, args: CreateArgs) -> Result<String, ApiError> {
     let model = caller.model.clone().ok_or_else(|| {
         ApiError::BadRequest("this session has no model config for the schedule to use".into())
     })?;
-    let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::trim);
-    let name = text("name").filter(|n| !n.is_empty()).ok_or_else(|| {
-        ApiError::BadRequest("the argument \"name\" must be a non-empty string".into())
-    })?;
-    let cron = text("cron_expression").unwrap_or_default();
-    let tz = text("timezone").filter(|t| !t.is_empty()).unwrap_or("UTC");
-    let flag =
-        |key: &str, default: bool| input.get(key).and_then(Value::as_bool).unwrap_or(default);
-    let mode = match text("permission_mode") {
+    let name = args.name.trim();
+    if name.is_empty() {
+        return Err(ApiError::BadRequest("the name must not be empty".into()));
+    }
+    let tz = args
+        .timezone
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .unwrap_or("UTC")
+        .to_owned();
+    let mode = match args.permission_mode.as_deref().map(str::trim) {
         None | Some("") => PermissionMode::DontAsk,
-        Some(m) => serde_json::from_value(json!(m))
+        Some(m) => serde_json::from_value(Value::from(m))
             .map_err(|_| ApiError::BadRequest(format!("unknown permission_mode {m:?}")))?,
-    };
-    let body = CreateScheduleRequest {
-        name: name.to_owned(),
-        description: text("description").unwrap_or_default().to_owned(),
-        cron_expression: cron.to_owned(),
-        timezone: tz.to_owned(),
-        agent_id: caller.agent_id.clone(),
-        chat_model_config: model,
-        enabled: flag("enabled", true),
-        stateful: flag("stateful", false),
-        permission_mode: Some(mode),
     };
     let provenance = Provenance {
         source_session_id: Some(caller.session_id.clone()),
-        started_at: time_arg(input, "started_at", tz)?,
-        ended_at: time_arg(input, "ended_at", tz)?,
+        started_at: time_arg(args.started_at.as_deref(), "started_at", &tz)?,
+        ended_at: time_arg(args.ended_at.as_deref(), "ended_at", &tz)?,
+    };
+    let body = CreateScheduleRequest {
+        name: name.to_owned(),
+        description: args.description,
+        cron_expression: args.cron_expression,
+        timezone: tz,
+        agent_id: caller.agent_id.clone(),
+        chat_model_config: model,
+        enabled: args.enabled.unwrap_or(true),
+        stateful: args.stateful,
+        permission_mode: Some(mode),
     };
     let id =
         schedule::create_from(&caller.state, &caller.user_id, body, Utc::now(), provenance).await?;
@@ -368,32 +344,33 @@ mod tests {
 
     #[test]
     fn times_are_read_with_an_offset_or_in_the_schedules_zone() {
-        let at = |v: Value, tz: &str| time_arg(&json!({ "t": v }), "t", tz);
+        let at = |v: &str, tz: &str| time_arg(Some(v), "t", tz);
         assert_eq!(
-            at(json!("2026-12-01T09:00:00+01:00"), "UTC")
+            at("2026-12-01T09:00:00+01:00", "UTC")
                 .unwrap()
                 .unwrap()
                 .to_rfc3339(),
             "2026-12-01T08:00:00+00:00"
         );
         assert_eq!(
-            at(json!("2026-12-01T09:00:00"), "Asia/Shanghai")
+            at("2026-12-01T09:00:00", "Asia/Shanghai")
                 .unwrap()
                 .unwrap()
                 .to_rfc3339(),
             "2026-12-01T01:00:00+00:00"
         );
-        assert!(at(json!("2026-12-01 09:30"), "UTC").is_err());
-        assert!(at(json!(null), "UTC").unwrap().is_none());
-        for bad in [json!("tomorrow"), json!(42), json!("2026-13-01T00:00:00")] {
-            assert!(at(bad, "UTC").is_err());
+        assert!(at("", "UTC").unwrap().is_none());
+        assert!(time_arg(None, "t", "UTC").unwrap().is_none());
+        for bad in ["tomorrow", "2026-13-01T00:00:00", "2026-12-01 09:30"] {
+            assert!(at(bad, "UTC").is_err(), "{bad}");
         }
-        assert!(time_arg(&json!({}), "t", "UTC").unwrap().is_none());
     }
 
     #[test]
     fn validation_errors_read_as_their_messages() {
-        let e = ApiError::Validation(vec![json!({"msg": "Invalid cron expression \"x\""})]);
+        let e = ApiError::Validation(vec![
+            serde_json::json!({"msg": "Invalid cron expression \"x\""}),
+        ]);
         assert_eq!(message(&e), "Invalid cron expression \"x\"");
     }
 }
