@@ -366,7 +366,10 @@ async fn the_knowledge_base_limits_are_set_on_the_command_line() {
         .http
         .post(format!("{}/knowledge_bases/{id}/documents", c.base))
         .header(c.auth.0, &c.auth.1)
-        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
         .body(body)
         .send()
         .await
@@ -792,7 +795,10 @@ fn a_bad_database_or_vector_store_url_stops_serve_without_echoing_it() {
     }
     for (url, expected) in [
         ("mysql://root:hunter2@db/x", "starts with postgres://"),
-        ("postgres://root:hunter2@127.0.0.1:1/x", "--vector-store-url"),
+        (
+            "postgres://root:hunter2@127.0.0.1:1/x",
+            "--vector-store-url",
+        ),
         ("http://root:hunter2@127.0.0.1:1", "--vector-store-url"),
     ] {
         let out = Command::new(BIN)

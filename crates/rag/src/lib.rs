@@ -75,6 +75,5 @@ pub use rerank::{DEFAULT_RERANK_PROMPT, LlmReranker};
 pub use section::{Chunk, Metadata, Section};
 pub use store::{
     DocumentSummary, DynVectorStore, HNSW_MAX_DIMENSIONS, InMemoryVectorStore, PgVectorStore,
-    QdrantVectorStore, SqliteVectorStore, VectorRecord,
-    VectorSearchResult, VectorStore,
+    QdrantVectorStore, SqliteVectorStore, VectorRecord, VectorSearchResult, VectorStore,
 };

@@ -65,5 +65,6 @@ pub use service::knowledge::{KnowledgeSettings, OFFLINE_CREDENTIAL_ID, open_vect
 pub use service::scheduler::{
     Clock, SCHEDULER_TICK, SystemClock, spawn_scheduler, spawn_scheduler_with,
 };
+pub use service::team::{TeamTemplates, TemplateError};
 pub use service::{HubError, HubSource, SessionTitles};
 pub use state::{AppState, ServerConfig, WorkspaceMode};

@@ -49,6 +49,10 @@ pub struct TenantPolicy {
     /// default 100), made through the API or by an agent's
     /// `ScheduleCreate`; one more is refused with a `403`.
     pub max_schedules_per_user: usize,
+    /// The most members one agent team may have, created and invited
+    /// together (`max_team_members`, default 8); `AgentCreate` and
+    /// `AgentInvite` beyond it are refused to the leader's model.
+    pub max_team_members: usize,
 }
 
 /// The period a user token quota counts over.
@@ -105,7 +109,7 @@ impl std::str::FromStr for QuotaWindow {
 impl Default for TenantPolicy {
     /// Every mode but `bypass`, 4 rules per confirmed call, remote media
     /// allowed, model endpoints at public addresses only, no token quota,
-    /// 100 schedules per user.
+    /// 100 schedules per user, 8 members per team.
     fn default() -> Self {
         Self {
             allowed_modes: PermissionMode::ALL
@@ -118,6 +122,7 @@ impl Default for TenantPolicy {
             user_token_quota: None,
             user_token_quota_window: QuotaWindow::Total,
             max_schedules_per_user: 100,
+            max_team_members: 8,
         }
     }
 }

@@ -38,6 +38,15 @@ pub async fn serve(
     let takeover = crate::service::takeover::spawn_sweeper(state.clone());
     // Schedules fire (each occurrence once across replicas).
     let scheduler = crate::service::scheduler::spawn_scheduler(state.clone());
+    // Background tool calls: heartbeats, and those of stopped processes
+    // (this one's previous run included) are reported or delivered.
+    let keeper = crate::service::offload::spawn_keeper(state.clone());
+    let recovering = state.clone();
+    tokio::spawn(async move {
+        if let Err(e) = recovering.recover_background_tasks().await {
+            tracing::error!("cannot take over background tool calls: {e}");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             signal.await;
@@ -47,6 +56,7 @@ pub async fn serve(
     sweeper.abort();
     takeover.abort();
     scheduler.abort();
+    keeper.abort();
     Ok(())
 }
 

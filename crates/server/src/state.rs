@@ -74,6 +74,13 @@ pub struct ServerConfig {
     pub knowledge: crate::service::knowledge::KnowledgeSettings,
     /// Where the agents' trace spans go (`None`: no tracing, no cost).
     pub span_exporter: Option<std::sync::Arc<dyn oxiscope_agent::otel::SpanExporter>>,
+    /// How long a tool call may run before it is moved to the background
+    /// and the reply goes on (its result arrives later as a message; see
+    /// `service::offload`); zero turns offloading off. 10 s by default.
+    pub tool_offload: Duration,
+    /// The sub-agent templates team workers are made from (the built-in
+    /// `default` unless the operator adds some; see `TeamTemplates`).
+    pub team_templates: std::sync::Arc<crate::TeamTemplates>,
 }
 
 impl ServerConfig {
@@ -101,7 +108,16 @@ impl ServerConfig {
             download_token_ttl: Duration::from_secs(60),
             span_exporter: None,
             knowledge: crate::service::knowledge::KnowledgeSettings::default(),
+            tool_offload: Duration::from_secs(10),
+            team_templates: std::sync::Arc::default(),
         }
+    }
+
+    /// Team workers are made from `templates`.
+    #[must_use]
+    pub fn with_team_templates(mut self, templates: crate::TeamTemplates) -> Self {
+        self.team_templates = std::sync::Arc::new(templates);
+        self
     }
 
     /// Other knowledge-base settings.
@@ -223,6 +239,7 @@ struct Inner {
     hubs: crate::service::hub::Hubs,
     metrics: crate::metrics::Metrics,
     knowledge: crate::service::knowledge::Runtime,
+    background: crate::service::offload::BackgroundTasks,
 }
 
 impl AppState {
@@ -257,6 +274,7 @@ impl AppState {
                 hubs,
                 metrics: crate::metrics::Metrics::default(),
                 knowledge,
+                background: crate::service::offload::BackgroundTasks::default(),
             }),
         }
     }
@@ -325,6 +343,22 @@ impl AppState {
         crate::service::knowledge::resume(self).await
     }
 
+    /// The tool calls this process runs in the background.
+    pub(crate) fn background(&self) -> &crate::service::offload::BackgroundTasks {
+        &self.inner.background
+    }
+
+    /// Takes over the background tool calls of processes that stopped (as
+    /// `serve` does at startup and then periodically): calls cut off by
+    /// the stop are reported to their sessions as lost, results never
+    /// delivered are delivered; returns how many were taken over.
+    ///
+    /// # Errors
+    /// The store cannot be read.
+    pub async fn recover_background_tasks(&self) -> Result<usize, oxiscope_storage::Error> {
+        crate::service::offload::recover(self).await
+    }
+
     /// The chat models kept between runs.
     pub(crate) fn models(&self) -> &crate::service::models::ModelCache {
         &self.inner.models
@@ -374,6 +408,9 @@ impl AppState {
                 tracing::error!(error = %e, "a run task failed during shutdown");
             }
         }
+        // Background tool calls were dropped: the next start takes them
+        // over at once.
+        crate::service::offload::abandon(self).await;
         // Stops every MCP server the workspaces started.
         self.inner.workspaces.close_all().await;
     }

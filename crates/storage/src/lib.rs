@@ -45,6 +45,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod background;
 mod bus;
 mod error;
 mod journal;
@@ -57,8 +58,10 @@ mod schedule_sql;
 mod sql_storage;
 mod sqlite;
 mod storage;
+mod team;
 mod usage;
 
+pub use background::{BackgroundTaskRecord, BackgroundTaskState, epoch_millis};
 pub use bus::{
     BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, RedisBus,
     RedisBusOptions, Release, Retained, Retention, RunLease,
@@ -73,4 +76,5 @@ pub use record::{
 };
 pub use sqlite::{DATABASE_FILE, SqliteStorage};
 pub use storage::{BoxFuture, Storage};
+pub use team::TeamRecord;
 pub use usage::UsageCounts;

@@ -366,6 +366,69 @@ macro_rules! impl_storage {
                     Box::pin(self.tool_call_clear(session_id))
                 }
 
+                fn create_background_task<'a>(
+                    &'a self,
+                    task: &'a $crate::BackgroundTaskRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.background_insert(task))
+                }
+
+                fn finish_background_task<'a>(
+                    &'a self,
+                    id: &'a str,
+                    state: $crate::BackgroundTaskState,
+                    result: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.background_finish(id, state, result))
+                }
+
+                fn mark_background_task_delivered<'a>(
+                    &'a self,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.background_delivered(id))
+                }
+
+                fn heartbeat_background_tasks<'a>(
+                    &'a self,
+                    owner: &'a str,
+                    at: i64,
+                ) -> BoxFuture<'a, Result<u64>> {
+                    Box::pin(self.background_heartbeat(owner, at))
+                }
+
+                fn stale_background_tasks<'a>(
+                    &'a self,
+                    owner: &'a str,
+                    stale_before: i64,
+                    limit: u32,
+                ) -> BoxFuture<'a, Result<Vec<$crate::BackgroundTaskRecord>>> {
+                    Box::pin(self.background_stale(owner, stale_before, limit))
+                }
+
+                fn claim_background_task<'a>(
+                    &'a self,
+                    task: &'a $crate::BackgroundTaskRecord,
+                    owner: &'a str,
+                    at: i64,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.background_claim(task, owner, at))
+                }
+
+                fn list_background_tasks<'a>(
+                    &'a self,
+                    session_id: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<$crate::BackgroundTaskRecord>>> {
+                    Box::pin(self.background_list(session_id))
+                }
+
+                fn prune_background_tasks<'a>(
+                    &'a self,
+                    delivered_before: &'a str,
+                ) -> BoxFuture<'a, Result<u64>> {
+                    Box::pin(self.background_prune(delivered_before))
+                }
+
                 fn create_knowledge_base<'a>(
                     &'a self,
                     kb: &'a KnowledgeBaseRecord,
@@ -454,6 +517,53 @@ macro_rules! impl_storage {
                     &self,
                 ) -> BoxFuture<'_, Result<Vec<KnowledgeDocumentRecord>>> {
                     Box::pin(self.kdoc_unfinished())
+                }
+
+                fn create_team<'a>(
+                    &'a self,
+                    team: &'a $crate::TeamRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.team_insert(team))
+                }
+
+                fn get_team<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<$crate::TeamRecord>>> {
+                    Box::pin(self.team_get(user_id, id))
+                }
+
+                fn update_team<'a>(
+                    &'a self,
+                    team: &'a $crate::TeamRecord,
+                ) -> BoxFuture<'a, Result<()>> {
+                    Box::pin(self.team_update(team))
+                }
+
+                fn delete_team<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    id: &'a str,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.team_delete(user_id, id))
+                }
+
+                fn set_session_team<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    session_id: &'a str,
+                    team_id: Option<&'a str>,
+                ) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.session_team_set(user_id, session_id, team_id))
+                }
+
+                fn session_team<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                    session_id: &'a str,
+                ) -> BoxFuture<'a, Result<Option<String>>> {
+                    Box::pin(self.session_team_get(user_id, session_id))
                 }
             }
         };

@@ -385,6 +385,86 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// The backend's failure.
     fn clear_tool_calls<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<u64>>;
 
+    /// Records a tool call moved to the background (see
+    /// [`crate::BackgroundTaskRecord`]).
+    ///
+    /// # Errors
+    /// The backend's failure (a duplicate id included).
+    fn create_background_task<'a>(
+        &'a self,
+        task: &'a crate::BackgroundTaskRecord,
+    ) -> BoxFuture<'a, Result<()>>;
+    /// Stores how a running background task ended (`state` and its capped
+    /// `result`); `false` when it is not running any more (taken over as
+    /// lost, or finished already).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn finish_background_task<'a>(
+        &'a self,
+        id: &'a str,
+        state: crate::BackgroundTaskState,
+        result: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// Marks a background task's outcome as handed to its session; `false`
+    /// when it was marked already (or is gone).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn mark_background_task_delivered<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool>>;
+    /// Sets the heartbeat (ms since the Unix epoch) of every undelivered
+    /// background task `owner` runs; returns how many.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn heartbeat_background_tasks<'a>(
+        &'a self,
+        owner: &'a str,
+        at: i64,
+    ) -> BoxFuture<'a, Result<u64>>;
+    /// Up to `limit` undelivered background tasks of owners other than
+    /// `owner` whose heartbeat is older than `stale_before`, oldest first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn stale_background_tasks<'a>(
+        &'a self,
+        owner: &'a str,
+        stale_before: i64,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<Vec<crate::BackgroundTaskRecord>>>;
+    /// Takes over `task` as read by [`Self::stale_background_tasks`]:
+    /// atomically makes `owner` its owner (heartbeat `at`), turning a
+    /// `running` task into `lost`, if its owner and heartbeat are still
+    /// those read and it is undelivered; `false` when another process got
+    /// there first (or the owner came back).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn claim_background_task<'a>(
+        &'a self,
+        task: &'a crate::BackgroundTaskRecord,
+        owner: &'a str,
+        at: i64,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// The session's background tasks, oldest first.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_background_tasks<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<crate::BackgroundTaskRecord>>>;
+    /// Deletes the background tasks delivered before `delivered_before` (a
+    /// [`crate::now`] timestamp); returns how many.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn prune_background_tasks<'a>(
+        &'a self,
+        delivered_before: &'a str,
+    ) -> BoxFuture<'a, Result<u64>>;
+
     /// Adds a knowledge base.
     ///
     /// # Errors
@@ -485,4 +565,51 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// The backend's failure.
     fn unfinished_knowledge_documents(&self)
     -> BoxFuture<'_, Result<Vec<KnowledgeDocumentRecord>>>;
+
+    /// Adds a team.
+    ///
+    /// # Errors
+    /// The backend's failure (a duplicate id included).
+    fn create_team<'a>(&'a self, team: &'a crate::TeamRecord) -> BoxFuture<'a, Result<()>>;
+    /// One of the user's teams.
+    ///
+    /// # Errors
+    /// The backend's failure; a missing one is `Ok(None)`.
+    fn get_team<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<crate::TeamRecord>>>;
+    /// Replaces a team's document and `updated_at`.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when the user has no such team.
+    fn update_team<'a>(&'a self, team: &'a crate::TeamRecord) -> BoxFuture<'a, Result<()>>;
+    /// Deletes a team and clears the `team_id` of the user's sessions in
+    /// it, atomically; `false` when the user had no such team.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_team<'a>(&'a self, user_id: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool>>;
+    /// Sets (or with `None` clears) the team a session of the user takes
+    /// part in; `false` when the user has no such session.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn set_session_team<'a>(
+        &'a self,
+        user_id: &'a str,
+        session_id: &'a str,
+        team_id: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<bool>>;
+    /// The team a session of the user takes part in (`None` when none, or
+    /// no such session).
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn session_team<'a>(
+        &'a self,
+        user_id: &'a str,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>>>;
 }

@@ -146,6 +146,12 @@ pub(crate) struct ServeArgs {
     /// The most MiB of uploaded knowledge-base files one user may keep.
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     kb_max_mib_per_user: u64,
+    /// How long a tool call may run before it is moved to the background:
+    /// the reply goes on with a placeholder result, and the call's result
+    /// arrives later in the session as a message (a call cut off by a
+    /// restart is reported to its session). `0` turns this off.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    tool_offload_secs: u64,
     /// The bubblewrap program (default: `bwrap` on `PATH`).
     #[arg(long, value_name = "PATH", default_value = "bwrap")]
     bwrap: PathBuf,
@@ -165,6 +171,13 @@ pub(crate) struct ServeArgs {
     /// `excerpt` (no model call).
     #[arg(long, value_enum, default_value_t = TitlesArg::Model)]
     session_titles: TitlesArg,
+    /// A directory of sub-agent templates for agent teams: each `*.json`
+    /// file is one template (`type`, `description`,
+    /// `system_prompt_template`, optional `permission_context`, ...); the
+    /// leader picks one with `AgentCreate`'s `subagent_type`. A `default`
+    /// one replaces the built-in template.
+    #[arg(long, value_name = "DIR")]
+    team_templates: Option<PathBuf>,
     /// Export traces of the agents' runs (GenAI spans) to the OTLP/HTTP
     /// collector at this base URL (spans go to `URL/v1/traces`, JSON).
     /// Without it, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
@@ -417,29 +430,19 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.inbox_limit = args.inbox_limit;
     config.lock_ttl = std::time::Duration::from_secs(args.lock_ttl_secs);
     config.takeover_interval = config.lock_ttl / 3;
+    config.tool_offload = std::time::Duration::from_secs(args.tool_offload_secs);
     config.session_titles = match args.session_titles {
         TitlesArg::Model => SessionTitles::Model,
         TitlesArg::Excerpt => SessionTitles::Excerpt,
     };
-    let config = config
-        .with_workspace(workspace)
-        .with_isolation(args.isolation)
-        .with_policy(policy)
-        .with_auth(auth)
-        .with_cors_origins(args.cors_origins.clone())
-        .with_hubs(args.hubs.iter().map(|h| HubSource::parse(h)).collect())
-        .with_listen_addr(addr);
-    let otlp = match OtlpConfig::from_env(args.otlp_endpoint.as_deref()) {
-        Some(otlp) => {
-            eprintln!(
-                "oxiscope serve: exporting traces to {}",
-                otlp.traces_endpoint
-            );
+    if let Some(dir) = &args.team_templates {
+        let templates = oxiscope_server::TeamTemplates::load_dir(dir)
+            .with_context(|| format!("the team templates in {}", dir.display()))?;
+        config = config.with_team_templates(templates);
+    }
     config.knowledge = config
         .knowledge
-        .with_max_upload_bytes(
-            usize::try_from(args.kb_max_upload_mib << 20).unwrap_or(usize::MAX),
-        )
+        .with_max_upload_bytes(usize::try_from(args.kb_max_upload_mib << 20).unwrap_or(usize::MAX))
         .with_quotas(
             args.kb_max_bases_per_user,
             args.kb_max_documents_per_user,
@@ -457,6 +460,20 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             .context("opening the vector store (--vector-store-url)")?;
         config.knowledge = config.knowledge.with_vector_store(store);
     }
+    let config = config
+        .with_workspace(workspace)
+        .with_isolation(args.isolation)
+        .with_policy(policy)
+        .with_auth(auth)
+        .with_cors_origins(args.cors_origins.clone())
+        .with_hubs(args.hubs.iter().map(|h| HubSource::parse(h)).collect())
+        .with_listen_addr(addr);
+    let otlp = match OtlpConfig::from_env(args.otlp_endpoint.as_deref()) {
+        Some(otlp) => {
+            eprintln!(
+                "oxiscope serve: exporting traces to {}",
+                otlp.traces_endpoint
+            );
             Some(OtlpExporter::start(otlp).context("starting the OTLP exporter")?)
         }
         None => None,

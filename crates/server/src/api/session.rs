@@ -132,7 +132,7 @@ pub struct SessionRecordView {
     pub agent_id: String,
     /// Who started it: `{"type": "user"}`.
     pub origin: Map<String, Value>,
-    /// The team (teams are not supported yet: always `null`).
+    /// The team the session leads or works in (`null` when none).
     pub team_id: Option<String>,
     /// `workspace_id`, `name`, `naming`, `cwd` and model configs.
     pub config: Map<String, Value>,
@@ -140,7 +140,7 @@ pub struct SessionRecordView {
     pub state: Map<String, Value>,
 }
 
-/// A session in a list: the record, its status and team (always `null`).
+/// A session in a list: the record, its status and team.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SessionView {
     /// The session record.
@@ -149,7 +149,9 @@ pub struct SessionView {
     pub is_running: bool,
     /// Its status.
     pub status: SessionStatus,
-    /// Team details (teams are not supported yet).
+    /// The team (`TeamDetailResponse`: the team record, the leader's
+    /// agent, the members with their sessions) when `session.team_id` is
+    /// set.
     pub team: Option<Value>,
     /// Oxiscope extension (AgentScope has no usage field): the tokens and
     /// model calls of the session's committed replies.

@@ -170,6 +170,10 @@ pub(super) async fn delete(
     Path(agent_id): Path<String>,
 ) -> ApiResult<StatusCode> {
     let sessions = state.storage().list_sessions(&user, &agent_id).await?;
+    // Teams its sessions lead are dissolved; rosters it is on forget it.
+    for session in &sessions {
+        crate::service::team::session_deleting(&state, &user, &session.id).await?;
+    }
     if state.storage().delete_agent(&user, &agent_id).await? {
         for session in &sessions {
             crate::service::forget_session(&state, &session.id).await?;

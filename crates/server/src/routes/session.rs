@@ -274,11 +274,14 @@ pub(super) async fn list(
     {
         let status = session_status(&state, &session).await?;
         let usage = state.storage().session_usage(&user, &session.id).await?;
+        let (team_id, team) = service::team::session_team(&state, &user, &session.id).await?;
+        let mut record = session_view(&session);
+        record.team_id = team_id;
         sessions.push(SessionView {
-            session: session_view(&session),
+            session: record,
             is_running: status == crate::api::SessionStatus::Running,
             status,
-            team: None,
+            team,
             usage: crate::api::UsageView::from(&usage),
         });
     }
@@ -330,7 +333,9 @@ pub(super) async fn update(
         set_permission_mode(&state, fresh, mode).await?;
     }
     let fresh = load_session(&state, &user, &session_id, &query.agent_id).await?;
-    Ok(Json(session_view(&fresh)))
+    let mut view = session_view(&fresh);
+    view.team_id = state.storage().session_team(&user, &session_id).await?;
+    Ok(Json(view))
 }
 
 /// `DELETE /sessions/{id}?agent_id=`.
@@ -346,6 +351,8 @@ pub(super) async fn delete(
             "A chat run is active for this session; interrupt it first.".to_owned(),
         ));
     }
+    // A leader's team is dissolved with it; a member leaves its roster.
+    service::team::session_deleting(&state, &user, &session_id).await?;
     state.storage().delete_session(&user, &session_id).await?;
     service::forget_session(&state, &session_id).await?;
     Ok(StatusCode::NO_CONTENT)

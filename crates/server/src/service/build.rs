@@ -136,6 +136,8 @@ pub(crate) async fn build_agent(
     };
     // The user's schedules, as tools.
     let builder = builder.middleware(super::schedule_tools::schedule_tools(state, session));
+    // The team tools, by the session's role in a team (if any).
+    let builder = builder.middleware(super::team::team_middleware(state, agent, session).await?);
     let builder = match &state.config().span_exporter {
         Some(exporter) => builder.middleware(crate::otel::session_tracing(
             Arc::clone(exporter),
@@ -145,6 +147,19 @@ pub(crate) async fn build_agent(
             trace,
         )),
         None => builder,
+    };
+    // Tool calls that outlive the offload timeout go on in the background
+    // (innermost, so the other layers see the placeholder result).
+    let offload = state.config().tool_offload;
+    let builder = if offload.is_zero() {
+        builder
+    } else {
+        builder.middleware(super::offload::ToolOffloadMiddleware::new(
+            state.clone(),
+            &session.user_id,
+            &session.id,
+            offload,
+        ))
     };
     let agent = builder
         .build()

@@ -221,7 +221,11 @@ impl Runtime {
 }
 
 /// `user`'s semaphore in `map`, made with `permits` when missing.
-fn keyed(map: &Mutex<HashMap<String, Arc<Semaphore>>>, user: &str, permits: usize) -> Arc<Semaphore> {
+fn keyed(
+    map: &Mutex<HashMap<String, Arc<Semaphore>>>,
+    user: &str,
+    permits: usize,
+) -> Arc<Semaphore> {
     let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
     Arc::clone(
         map.entry(user.to_owned())

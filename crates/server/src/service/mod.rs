@@ -2,6 +2,7 @@
 //! building the agent of a session, running replies in the background.
 
 mod build;
+pub(crate) mod deliver;
 pub(crate) mod hub;
 mod input;
 mod journal;
@@ -9,12 +10,14 @@ pub(crate) mod knowledge;
 pub(crate) mod library;
 pub(crate) mod models;
 mod naming;
+pub(crate) mod offload;
 mod run;
 pub(crate) mod schedule;
 mod schedule_tools;
 pub(crate) mod scheduler;
 mod sessions;
 pub(crate) mod takeover;
+pub(crate) mod team;
 mod usage;
 pub(crate) mod workspace;
 
@@ -22,6 +25,6 @@ pub use hub::{HubError, HubSource};
 pub(crate) use input::{ChatInput, parse_input};
 pub use naming::SessionTitles;
 pub(crate) use naming::default_name;
-pub(crate) use run::{RunRequest, forget_session, interrupt, queue, start_run};
+pub(crate) use run::{RunRequest, forget_session, interrupt, push_inbox, queue, start_run, wake};
 pub(crate) use sessions::{agent_state, load_session, session_status, session_view};
 pub(crate) use usage::{check_quota, user_usage};

@@ -95,14 +95,44 @@ pub(crate) async fn queue(
     session: &SessionRecord,
     item: Value,
 ) -> ApiResult<()> {
-    let config = state.config();
-    let limit = config.inbox_limit;
-    if !state.bus().push_inbox(&session.id, item, limit).await? {
-        return Err(ApiError::TooManyRequests(format!(
+    push_inbox(state, session, item).await?;
+    wake(state, agent, session).await
+}
+
+/// Puts `item` in the session's inbox without waking the session.
+///
+/// # Errors
+/// 429 when the inbox is full.
+pub(crate) async fn push_inbox(
+    state: &AppState,
+    session: &SessionRecord,
+    item: Value,
+) -> ApiResult<()> {
+    let limit = state.config().inbox_limit;
+    if state.bus().push_inbox(&session.id, item, limit).await? {
+        Ok(())
+    } else {
+        Err(ApiError::TooManyRequests(format!(
             "The session's inbox is full: at most {limit} inputs can wait for the active run."
-        )));
+        )))
     }
-    if let Some(lease) = state.bus().try_lock(&session.id, config.lock_ttl).await? {
+}
+
+/// Serves the session's inbox in the background unless a run holds the
+/// session (that run serves it before letting go).
+///
+/// # Errors
+/// The bus's failure.
+pub(crate) async fn wake(
+    state: &AppState,
+    agent: &AgentRecord,
+    session: &SessionRecord,
+) -> ApiResult<()> {
+    if let Some(lease) = state
+        .bus()
+        .try_lock(&session.id, state.config().lock_ttl)
+        .await?
+    {
         serve_inbox(state, agent, session, lease).await;
     }
     Ok(())
@@ -344,7 +374,11 @@ async fn serve(
         tally.finish(state, outcome.is_err()).await;
         match outcome {
             Ok(true) => name_session(state, session_id, runner).await,
-            Ok(false) => {}
+            // A team member's turn that did not complete: its leader is told.
+            Ok(false) => {
+                super::team::turn_not_completed(state, &runner.user_id, session_id, agent, None)
+                    .await;
+            }
             Err(e) => {
                 tracing::error!(session_id, error = %e, "chat run failed");
                 if !still_holds(state, lease).await {
@@ -359,6 +393,9 @@ async fn serve(
                 if !ended {
                     publish_failure(state, session_id, agent, &e).await;
                 }
+                let failure = Some(e.clone());
+                super::team::turn_not_completed(state, &runner.user_id, session_id, agent, failure)
+                    .await;
             }
         }
         // The reply's last event is out: nobody needs to end it any more.
@@ -611,6 +648,7 @@ pub(crate) async fn forget_session(state: &AppState, session_id: &str) -> ApiRes
     if let Some(run) = state.runs().get(session_id) {
         run.cancel.cancel();
     }
+    super::offload::cancel_session(state, session_id);
     state.bus().forget_session(session_id).await?;
     journal::clear(state, session_id).await;
     Ok(())
@@ -626,6 +664,9 @@ pub(crate) async fn interrupt(
     agent: &AgentRecord,
     session: SessionRecord,
 ) -> ApiResult<()> {
+    // Its background tool calls stop too (each is delivered as
+    // interrupted).
+    super::offload::cancel_session(state, &session.id);
     if let Some(run) = state.runs().get(&session.id) {
         run.cancel.cancel();
         return Ok(());

@@ -312,12 +312,21 @@ fn occurrences_outside_the_window_are_not_due() {
         "ended_at": utc(2026, 1, 1, 5, 0, 0).to_rfc3339(),
     });
     assert_eq!(due(&data, utc(2026, 1, 1, 2, 30, 0)), None);
-    assert_eq!(due(&data, utc(2026, 1, 1, 3, 0, 1)), Some(utc(2026, 1, 1, 3, 0, 0)));
-    assert_eq!(due(&data, utc(2026, 1, 1, 5, 10, 0)), Some(utc(2026, 1, 1, 5, 0, 0)));
+    assert_eq!(
+        due(&data, utc(2026, 1, 1, 3, 0, 1)),
+        Some(utc(2026, 1, 1, 3, 0, 0))
+    );
+    assert_eq!(
+        due(&data, utc(2026, 1, 1, 5, 10, 0)),
+        Some(utc(2026, 1, 1, 5, 0, 0))
+    );
     assert_eq!(due(&data, utc(2026, 1, 1, 6, 0, 1)), None);
     // An API-made schedule's display start (a naive local time) bounds nothing.
     let mut api = data;
     api["started_at"] = json!("2030-01-01T00:00:00.000000");
     api["ended_at"] = Value::Null;
-    assert_eq!(due(&api, utc(2026, 1, 1, 6, 0, 1)), Some(utc(2026, 1, 1, 6, 0, 0)));
+    assert_eq!(
+        due(&api, utc(2026, 1, 1, 6, 0, 1)),
+        Some(utc(2026, 1, 1, 6, 0, 0))
+    );
 }

@@ -253,7 +253,12 @@ async fn an_agent_schedules_lists_views_and_deletes_its_own_tasks() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
-    for tool in ["ScheduleCreate", "ScheduleList", "ScheduleView", "ScheduleDelete"] {
+    for tool in [
+        "ScheduleCreate",
+        "ScheduleList",
+        "ScheduleView",
+        "ScheduleDelete",
+    ] {
         assert!(offered.iter().any(|o| o == tool), "{tool} in {offered:?}");
     }
     let result = last_tool_result(&requests[1]);
@@ -268,21 +273,33 @@ async fn an_agent_schedules_lists_views_and_deletes_its_own_tasks() {
     assert_eq!(record["data"]["source_session_id"], s.session_id.as_str());
     assert_eq!(record["data"]["timezone"], "Asia/Shanghai");
     assert_eq!(record["data"]["ended_at"], "2029-12-31T16:00:00+00:00");
-    assert_eq!(record["data"]["chat_model_config"]["credential_id"], s.credential_id.as_str());
+    assert_eq!(
+        record["data"]["chat_model_config"]["credential_id"],
+        s.credential_id.as_str()
+    );
 
     // Listed and viewed.
     ask("ScheduleList", json!({}));
     let requests = super::knowledge::run_reply(&h, "u", &s, "What is scheduled?").await;
     let result = last_tool_result(&requests[1]);
-    assert!(result.contains("standup") && result.contains("0 9 * * 1-5"), "{result}");
+    assert!(
+        result.contains("standup") && result.contains("0 9 * * 1-5"),
+        "{result}"
+    );
     ask("ScheduleView", json!({"schedule_id": id}));
     let requests = super::knowledge::run_reply(&h, "u", &s, "Show it.").await;
     let result = last_tool_result(&requests[1]);
-    assert!(result.contains("Summarise yesterday's commits."), "{result}");
+    assert!(
+        result.contains("Summarise yesterday's commits."),
+        "{result}"
+    );
     assert!(result.contains("AGENT"), "{result}");
 
     // Bad input is an error the model reads; nothing is stored.
-    ask("ScheduleCreate", json!({"name": "bad", "cron_expression": "61 * * * *"}));
+    ask(
+        "ScheduleCreate",
+        json!({"name": "bad", "cron_expression": "61 * * * *"}),
+    );
     let requests = super::knowledge::run_reply(&h, "u", &s, "Break it.").await;
     let result = last_tool_result(&requests[1]);
     assert!(result.contains("Invalid cron expression"), "{result}");
@@ -291,13 +308,19 @@ async fn an_agent_schedules_lists_views_and_deletes_its_own_tasks() {
         json!({"name": "bad", "cron_expression": "* * * * *", "started_at": "2030-01-02T00:00:00Z", "ended_at": "2030-01-01T00:00:00Z"}),
     );
     let requests = super::knowledge::run_reply(&h, "u", &s, "Backwards.").await;
-    assert!(last_tool_result(&requests[1]).contains("ended_at"), "{}", requests[1]);
+    assert!(
+        last_tool_result(&requests[1]).contains("ended_at"),
+        "{}",
+        requests[1]
+    );
     let (_, list) = h.get("/schedule/", "u").await;
     assert_eq!(list["total"], 1);
 
     // Another user's schedule is out of reach.
     let other = h.setup("v").await;
-    let (code, theirs) = h.post("/schedule/", "v", body(&other, "0 1 * * *", "UTC")).await;
+    let (code, theirs) = h
+        .post("/schedule/", "v", body(&other, "0 1 * * *", "UTC"))
+        .await;
     assert_eq!(code, 201);
     let theirs = theirs["schedule_id"].as_str().unwrap().to_owned();
     for tool in ["ScheduleView", "ScheduleDelete"] {
@@ -328,14 +351,21 @@ async fn a_user_cannot_keep_more_schedules_than_the_policy_allows() {
     .await;
     let s = h.setup("u").await;
     for _ in 0..2 {
-        let (code, e) = h.post("/schedule/", "u", body(&s, "0 1 * * *", "UTC")).await;
+        let (code, e) = h
+            .post("/schedule/", "u", body(&s, "0 1 * * *", "UTC"))
+            .await;
         assert_eq!(code, 201, "{e}");
     }
-    let (code, e) = h.post("/schedule/", "u", body(&s, "0 1 * * *", "UTC")).await;
+    let (code, e) = h
+        .post("/schedule/", "u", body(&s, "0 1 * * *", "UTC"))
+        .await;
     assert_eq!(code, 403, "{e}");
     assert!(e.to_string().contains("max_schedules_per_user"), "{e}");
     // An agent is held to the same limit.
-    h.fake.push(calls("ScheduleCreate", &json!({"name": "third", "cron_expression": "0 2 * * *"})));
+    h.fake.push(calls(
+        "ScheduleCreate",
+        &json!({"name": "third", "cron_expression": "0 2 * * *"}),
+    ));
     h.fake.push(text_answer("Could not."));
     let requests = super::knowledge::run_reply(&h, "u", &s, "One more.").await;
     assert!(last_tool_result(&requests[1]).contains("at most 2 schedules"));
@@ -343,6 +373,8 @@ async fn a_user_cannot_keep_more_schedules_than_the_policy_allows() {
     assert_eq!(list["total"], 2);
     // Another user has a limit of their own.
     let other = h.setup("v").await;
-    let (code, _) = h.post("/schedule/", "v", body(&other, "0 1 * * *", "UTC")).await;
+    let (code, _) = h
+        .post("/schedule/", "v", body(&other, "0 1 * * *", "UTC"))
+        .await;
     assert_eq!(code, 201);
 }

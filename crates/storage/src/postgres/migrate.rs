@@ -31,6 +31,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
         6,
         include_str!("../../migrations_postgres/0006_tool_journal.sql"),
     ),
+    (
+        7,
+        include_str!("../../migrations_postgres/0007_background_tasks.sql"),
+    ),
+    (8, include_str!("../../migrations_postgres/0008_teams.sql")),
 ];
 
 /// The advisory lock key migrations hold (`"oxiscope"` in ASCII).

@@ -1,6 +1,7 @@
 //! [`crate::Storage`] on PostgreSQL, for several service replicas sharing
 //! one database: see [`PostgresStorage`].
 
+mod background;
 mod journal;
 mod knowledge;
 mod library;
@@ -9,6 +10,7 @@ mod records;
 mod schedules;
 mod sessions;
 mod storage_impl;
+mod team;
 mod usage;
 
 use std::str::FromStr as _;

@@ -12,6 +12,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../../migrations/0004_usage.sql")),
     (5, include_str!("../../migrations/0005_knowledge.sql")),
     (6, include_str!("../../migrations/0006_tool_journal.sql")),
+    (
+        7,
+        include_str!("../../migrations/0007_background_tasks.sql"),
+    ),
+    (8, include_str!("../../migrations/0008_teams.sql")),
 ];
 
 /// Applies the migrations the database has not seen yet.

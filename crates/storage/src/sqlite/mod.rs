@@ -1,5 +1,6 @@
 //! The embedded default store: one SQLite file in WAL mode.
 
+mod background;
 mod journal;
 mod knowledge;
 mod library;
@@ -8,6 +9,7 @@ mod records;
 mod schedules;
 mod sessions;
 mod storage_impl;
+mod team;
 mod usage;
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
 mod backends;
+mod background;
 mod bus;
 mod bus_backend;
 mod bus_limits;
@@ -10,4 +11,5 @@ mod library;
 mod records;
 mod replicas;
 mod schedules;
+mod teams;
 mod usage;

@@ -1,0 +1,102 @@
+use oxiscope_permission::PermissionMode;
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn placeholders_are_filled_once_and_values_are_not_reread() {
+    let team = TeamData {
+        name: "crew".into(),
+        description: "ship {member_name}".into(),
+        ..TeamData::default()
+    };
+    let templates = TeamTemplates::default();
+    let prompt = templates
+        .get("default")
+        .unwrap()
+        .render(&team, "w1", "tester", "Boss");
+    assert!(prompt.starts_with("You are w1, a member of the team 'crew' led by Boss."));
+    assert!(prompt.contains("The team's purpose: ship {member_name}"));
+    assert!(prompt.contains("Your role: tester"));
+    assert!(!templates.has_choice());
+}
+
+#[test]
+fn a_directory_adds_templates_and_may_replace_the_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let explorer = json!({
+        "type": "explorer",
+        "description": "read-only",
+        "system_prompt_template": "{member_name} explores for {leader_name} {unknown}",
+        "permission_context": {"mode": "explore"},
+        "override_leader_mode": true,
+    });
+    std::fs::write(dir.path().join("explorer.json"), explorer.to_string()).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a template").unwrap();
+    std::fs::write(
+        dir.path().join("default.json"),
+        json!({"type": "default", "description": "d", "system_prompt_template": "plain"})
+            .to_string(),
+    )
+    .unwrap();
+    let templates = TeamTemplates::load_dir(dir.path()).unwrap();
+    assert_eq!(templates.kinds(), ["default", "explorer"]);
+    assert!(templates.has_choice());
+    let team = TeamData::default();
+    assert_eq!(
+        templates
+            .get("default")
+            .unwrap()
+            .render(&team, "a", "b", "c"),
+        "plain"
+    );
+    let explorer = templates.get("explorer").unwrap();
+    assert_eq!(
+        explorer.render(&team, "w", "d", "L"),
+        "w explores for L {unknown}"
+    );
+
+    let mut leader = PermissionContext::new(PermissionMode::AcceptEdits);
+    leader.add_working_directory("/data", "user");
+    let merged = explorer.permissions(&leader);
+    assert_eq!(
+        merged.mode,
+        PermissionMode::Explore,
+        "the template pins its mode"
+    );
+    assert!(merged.working_directories.contains_key("/data"));
+    let inherited = templates.get("default").unwrap().permissions(&leader);
+    assert_eq!(inherited.mode, PermissionMode::AcceptEdits);
+}
+
+#[test]
+fn bad_template_directories_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = json!({"type": "x", "description": "d", "system_prompt_template": "p"});
+    std::fs::write(dir.path().join("a.json"), one.to_string()).unwrap();
+    std::fs::write(dir.path().join("b.json"), one.to_string()).unwrap();
+    assert!(matches!(
+        TeamTemplates::load_dir(dir.path()),
+        Err(TemplateError::Duplicate { .. })
+    ));
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.json"), "{").unwrap();
+    assert!(matches!(
+        TeamTemplates::load_dir(dir.path()),
+        Err(TemplateError::Invalid { .. })
+    ));
+
+    let dir = tempfile::tempdir().unwrap();
+    let empty = json!({"type": " ", "description": "d", "system_prompt_template": "p"});
+    std::fs::write(dir.path().join("a.json"), empty.to_string()).unwrap();
+    assert!(matches!(
+        TeamTemplates::load_dir(dir.path()),
+        Err(TemplateError::Empty { field: "type", .. })
+    ));
+
+    assert!(matches!(
+        TeamTemplates::load_dir(&dir.path().join("missing")),
+        Err(TemplateError::Io { .. })
+    ));
+}
