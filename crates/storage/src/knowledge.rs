@@ -92,7 +92,7 @@ pub(crate) const UNFINISHED: &str = "SELECT * FROM knowledge_documents WHERE sta
 macro_rules! knowledge_sql {
     ($backend:ty, $sql:expr) => {
         const _: () = {
-            use $crate::error::{Error, Result};
+            use $crate::error::Result;
             use $crate::knowledge::{
                 KnowledgeBaseRecord, KnowledgeDocumentRecord, UNFINISHED, doc_row, kb_row,
             };
@@ -156,13 +156,7 @@ macro_rules! knowledge_sql {
                     .bind(&kb.id)
                     .execute(&self.pool)
                     .await?;
-                    if done.rows_affected() == 0 {
-                        return Err(Error::NotFound {
-                            kind: "knowledge base",
-                            id: kb.id.clone(),
-                        });
-                    }
-                    Ok(())
+                    crate::rows::found(done.rows_affected(), "knowledge base", &kb.id)
                 }
 
                 pub(super) async fn kb_delete(&self, user: &str, id: &str) -> Result<bool> {

@@ -214,3 +214,16 @@ pub(crate) fn usage(row: &impl Columns) -> Result<UsageCounts> {
         runs: get(5)?,
     })
 }
+
+/// `Ok` when a statement touched a row, else [`Error::NotFound`] naming
+/// the `kind` of record and its `id`.
+pub(crate) fn found(rows_affected: u64, kind: &'static str, id: &str) -> Result<()> {
+    if rows_affected == 0 {
+        Err(crate::Error::NotFound {
+            kind,
+            id: id.to_owned(),
+        })
+    } else {
+        Ok(())
+    }
+}

@@ -7,7 +7,7 @@
 macro_rules! schedule_sql {
     ($backend:ty, $spell:expr) => {
         const _: () = {
-            use $crate::error::{Error, Result};
+            use $crate::error::Result;
             use $crate::record::ScheduleRecord;
             use $crate::rows::schedule;
 
@@ -43,13 +43,7 @@ macro_rules! schedule_sql {
                     .bind(&s.id)
                     .execute(&self.pool)
                     .await?;
-                    if done.rows_affected() == 0 {
-                        return Err(Error::NotFound {
-                            kind: "schedule",
-                            id: s.id.clone(),
-                        });
-                    }
-                    Ok(())
+                    crate::rows::found(done.rows_affected(), "schedule", &s.id)
                 }
 
                 pub(super) async fn schedule_list_all(&self) -> Result<Vec<ScheduleRecord>> {

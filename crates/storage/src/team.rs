@@ -52,7 +52,7 @@ pub(crate) fn team_row(row: &impl Columns) -> Result<TeamRecord> {
 macro_rules! team_sql {
     ($backend:ty, $sql:expr) => {
         const _: () = {
-            use $crate::error::{Error, Result};
+            use $crate::error::Result;
             use $crate::team::{TeamRecord, team_row};
 
             fn sql(statement: &str) -> String {
@@ -101,13 +101,7 @@ macro_rules! team_sql {
                     .bind(&t.id)
                     .execute(&self.pool)
                     .await?;
-                    if done.rows_affected() == 0 {
-                        return Err(Error::NotFound {
-                            kind: "team",
-                            id: t.id.clone(),
-                        });
-                    }
-                    Ok(())
+                    crate::rows::found(done.rows_affected(), "team", &t.id)
                 }
 
                 pub(super) async fn team_delete(&self, user: &str, id: &str) -> Result<bool> {

@@ -28,3 +28,28 @@ pub(crate) use naming::default_name;
 pub(crate) use run::{RunRequest, forget_session, interrupt, push_inbox, queue, start_run, wake};
 pub(crate) use sessions::{agent_state, load_session, session_status, session_view};
 pub(crate) use usage::{check_quota, user_usage};
+
+/// Runs `tick` every `every` (at least 50 ms apart) until the server shuts
+/// down: the loop of the scheduler, the takeover sweeper and the
+/// background-task keeper.
+pub(crate) fn spawn_periodic<F, Fut>(
+    state: crate::state::AppState,
+    every: std::time::Duration,
+    tick: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: Fn(crate::state::AppState) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let every = every.max(std::time::Duration::from_millis(50));
+    tokio::spawn(async move {
+        let stop = state.shutdown_token().clone();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
+            }
+            tick(state.clone()).await;
+        }
+    })
+}

@@ -364,20 +364,8 @@ pub(crate) async fn abandon(state: &AppState) {
 /// this process's tasks, takes over those of dead processes, and deletes
 /// tasks delivered more than [`KEEP_DELIVERED_DAYS`] days ago.
 pub(crate) fn spawn_keeper(state: AppState) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let every = state
-            .config()
-            .takeover_interval
-            .max(Duration::from_millis(50));
-        let stop = state.shutdown_token().clone();
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(every) => {}
-            }
-            keep(&state).await;
-        }
-    })
+    let every = state.config().takeover_interval;
+    super::super::spawn_periodic(state, every, |state| async move { keep(&state).await })
 }
 
 /// One pass of the keeper.

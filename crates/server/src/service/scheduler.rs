@@ -67,13 +67,9 @@ pub fn spawn_scheduler_with(
     clock: Arc<dyn Clock>,
     every: Duration,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let stop = state.shutdown_token().clone();
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(every) => {}
-            }
+    super::spawn_periodic(state, every, move |state| {
+        let clock = Arc::clone(&clock);
+        async move {
             if let Err(e) = tick(&state, clock.now()).await {
                 tracing::warn!(error = %e, "the scheduler's tick failed");
             }

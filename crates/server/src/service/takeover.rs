@@ -77,20 +77,10 @@ impl OpenRunInfo {
 /// Sweeps the open-run registry every `takeover_interval` until the
 /// server shuts down.
 pub(crate) fn spawn_sweeper(state: AppState) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let every = state
-            .config()
-            .takeover_interval
-            .max(Duration::from_millis(50));
-        let stop = state.shutdown_token().clone();
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(every) => {}
-            }
-            if let Err(e) = sweep(&state).await {
-                tracing::warn!(error = %e, "sweeping for orphaned runs failed");
-            }
+    let every = state.config().takeover_interval;
+    super::spawn_periodic(state, every, |state| async move {
+        if let Err(e) = sweep(&state).await {
+            tracing::warn!(error = %e, "sweeping for orphaned runs failed");
         }
     })
 }

@@ -53,13 +53,7 @@ impl PostgresStorage {
             .execute(&self.pool)
             .await
             .map_err(name_clash("MCP", &m.name))?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                kind: "MCP",
-                id: m.id.clone(),
-            });
-        }
-        Ok(())
+        crate::rows::found(done.rows_affected(), "MCP", &m.id)
     }
 
     pub(super) async fn library_delete(

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{PostgresStorage, param};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params;
 use crate::record::{MessagePage, SessionRecord, now};
 use crate::rows::{page, session};
@@ -82,13 +82,7 @@ impl PostgresStorage {
         .bind(id)
         .execute(&self.pool)
         .await?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                kind: "session",
-                id: id.to_owned(),
-            });
-        }
-        Ok(())
+        crate::rows::found(done.rows_affected(), "session", id)
     }
 
     /// Reads the config under a row lock, so a concurrent config write

@@ -1,7 +1,7 @@
 //! Agents, credentials, schedules and API keys: owner-scoped documents.
 
 use super::{SqliteStorage, param};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::Document;
 use crate::record::{AgentRecord, ApiKeyRecord, CredentialRecord, ScheduleRecord};
 use crate::rows::{agent, api_key, credential, schedule};
@@ -55,13 +55,7 @@ impl SqliteStorage {
                 .bind(&a.id)
                 .execute(&self.pool)
                 .await?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                kind: "agent",
-                id: a.id.clone(),
-            });
-        }
-        Ok(())
+        crate::rows::found(done.rows_affected(), "agent", &a.id)
     }
 
     /// Deletes an agent with its sessions and their messages, in one
@@ -152,13 +146,7 @@ impl SqliteStorage {
         .bind(&c.id)
         .execute(&self.pool)
         .await?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                kind: "credential",
-                id: c.id.clone(),
-            });
-        }
-        Ok(())
+        crate::rows::found(done.rows_affected(), "credential", &c.id)
     }
 
     pub(super) async fn schedule_insert(&self, s: &ScheduleRecord) -> Result<()> {

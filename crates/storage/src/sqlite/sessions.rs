@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{SqliteStorage, param};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params;
 use crate::record::{MessagePage, SessionRecord, now};
 use crate::rows::{page, session};
@@ -73,13 +73,7 @@ impl SqliteStorage {
         .bind(id)
         .execute(&self.pool)
         .await?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                kind: "session",
-                id: id.to_owned(),
-            });
-        }
-        Ok(())
+        crate::rows::found(done.rows_affected(), "session", id)
     }
 
     pub(super) async fn session_name_if_auto(
