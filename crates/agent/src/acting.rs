@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::error::AgentError;
 use crate::hitl::output_events;
 use crate::middleware::{ActingCall, ActingNext};
-use crate::reply::Run;
+use crate::running::Run;
 use crate::state::{AgentState, pending_calls};
 
 /// What the permission check made of one call.

@@ -249,21 +249,15 @@ impl Agent {
         schema: Option<Value>,
         cancel: CancellationToken,
     ) -> ReplyStream {
-        let gate = Arc::new(crate::gate::EndGate::default());
         let core = ReplyCore {
             inner: Arc::clone(&self.inner),
             cancel: cancel.clone(),
-            gate: Arc::clone(&gate),
         };
         let call = ReplyCall {
             input: input.into(),
             schema,
-            control: crate::gate::ReplyControl {
-                gate: Arc::clone(&gate),
-            },
         };
         let events = ReplyNext::new(core).run(call);
-        let events = Box::pin(crate::gate::Outer { events, gate });
         ReplyStream::new(events, cancel, Arc::clone(&self.inner))
     }
 
@@ -318,7 +312,6 @@ impl Agent {
 pub(crate) struct ReplyCore {
     inner: Arc<Inner>,
     cancel: CancellationToken,
-    gate: Arc<crate::gate::EndGate>,
 }
 
 impl ReplyCore {
@@ -329,20 +322,13 @@ impl ReplyCore {
 
     /// Starts the reply's loop and returns its events.
     pub(crate) fn start(self, call: ReplyCall) -> EventStream {
-        let (tx, rx) = mpsc::channel(256);
-        let gated = !self.inner.middlewares.is_empty();
-        let gate = Arc::clone(&self.gate);
+        let (tx, mut rx) = mpsc::channel(256);
         let inner = self.inner;
         let cancel = self.cancel;
         tokio::spawn(async move {
-            let gate = gated.then_some(gate);
-            crate::reply::run(inner, call.input, call.schema, tx, cancel, gate).await;
+            crate::reply::run(inner, call.input, call.schema, tx, cancel).await;
         });
-        Box::pin(crate::gate::Inner {
-            rx,
-            gate: self.gate,
-            yielded_end: false,
-        })
+        Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
     }
 }
 

@@ -84,8 +84,9 @@ impl ReplyBudgetControlMiddleware {
     }
 }
 
-impl Middleware for ReplyBudgetControlMiddleware {
-    fn on_prepare_reasoning(&self, step: &mut ReasoningPrep<'_>) {
+impl ReplyBudgetControlMiddleware {
+    /// Over budget: a hint, and no more tools.
+    fn prepare(&self, step: &mut ReasoningPrep<'_>) {
         if Self::used(step.middle_context, step.reply_id) < self.token_budget {
             return;
         }
@@ -96,8 +97,18 @@ impl Middleware for ReplyBudgetControlMiddleware {
         if forced {
             return;
         }
-        step.hints.push(self.prompt.clone());
+        step.hints.push(self.prompt.clone().into());
         step.tool_choice = Some(ToolChoice::none());
+    }
+}
+
+impl Middleware for ReplyBudgetControlMiddleware {
+    fn on_prepare_reasoning<'a>(
+        &'a self,
+        step: &'a mut ReasoningPrep<'_>,
+    ) -> futures_util::future::BoxFuture<'a, ()> {
+        self.prepare(step);
+        Box::pin(std::future::ready(()))
     }
 
     fn on_event(&self, event: &AgentEvent, middle_context: &mut Map<String, Value>) {

@@ -107,12 +107,32 @@ impl InjectionConfig {
     }
 }
 
-/// How model calls are retried.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How model calls are retried: the budget of the one retry layer of a
+/// reasoning step's model call (backoff with jitter, `Retry-After`, then
+/// the fallback model; see the `reasoning` module docs and
+/// [`RETRY_BASE_DELAY`](crate::RETRY_BASE_DELAY)).
+///
+/// The default is [`DEFAULT_MAX_RETRIES`]: AgentScope defaults to `0`
+/// because its model clients run a retry loop of their own; Oxiscope's
+/// model clients (as `oxiscope-providers` builds them) do not, so the
+/// agent's budget is the only one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ModelConfig {
-    /// Retries of a failed model call (before any output streamed).
+    /// Retries of a failed model call (before any output streamed), per
+    /// model (the main one, then the fallback).
     pub max_retries: u32,
+}
+
+/// The default [`ModelConfig::max_retries`].
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            max_retries: DEFAULT_MAX_RETRIES,
+        }
+    }
 }
 
 /// How the context is kept within the model's window: compression of older

@@ -1,11 +1,38 @@
 //! Emitting a reply's events: each event is applied to the reply message
-//! kept in the agent state (so the state always equals what the stream
-//! rebuilds), then sent to the consumer.
+//! kept in the agent state with [`apply_event`] (so the state always
+//! equals what the stream rebuilds), then sent to the consumer.
 
-use oxiscope_message::{AgentEvent, Msg};
+use oxiscope_message::{AgentEvent, AppendError, Appended, Msg, Stamper};
 use tokio::sync::mpsc;
 
 use crate::error::AgentError;
+
+/// Applies one event to a reply message exactly as the agent does: like
+/// [`Msg::append_event`], but the blocks the event creates take their
+/// time (and, for a text block inside a tool result, their id) from the
+/// event instead of the clock. Rebuilding a reply's stream this way —
+/// [`Msg::reply`] from `REPLY_START`, then every event (and, for a
+/// resumed reply, the input event first) — gives exactly the message the
+/// agent stores.
+///
+/// # Errors
+/// As [`Msg::append_event`].
+pub fn apply_event(msg: &mut Msg, event: &AgentEvent) -> Result<Appended, AppendError> {
+    msg.append_event_with(event, &EventStamp(event))
+}
+
+/// Ids and times from the event being applied.
+struct EventStamp<'a>(&'a AgentEvent);
+
+impl Stamper for EventStamp<'_> {
+    fn new_id(&self) -> String {
+        self.0.id().to_owned()
+    }
+
+    fn now(&self) -> String {
+        self.0.created_at().to_owned()
+    }
+}
 
 /// The sending half of a reply: the reply message and the channel.
 #[derive(Debug)]
@@ -31,9 +58,7 @@ impl Emitter {
         reply: &mut Msg,
         event: AgentEvent,
     ) -> Result<(), AgentError> {
-        reply
-            .append_event(&event)
-            .map_err(|e| AgentError::Internal(e.to_string()))?;
+        apply_event(reply, &event).map_err(|e| AgentError::Internal(e.to_string()))?;
         self.send(event).await;
         Ok(())
     }
@@ -43,11 +68,6 @@ impl Emitter {
         if !self.closed && self.tx.send(event).await.is_err() {
             self.closed = true;
         }
-    }
-
-    /// The channel (to wait for the consumer to go away).
-    pub(crate) fn sender(&self) -> &mpsc::Sender<AgentEvent> {
-        &self.tx
     }
 
     /// Whether the consumer dropped the stream.

@@ -2,13 +2,12 @@
 
 use oxiscope_message::{
     AgentEvent, ContentBlock, DataSource, ExternalExecutionResultEvent, MediaBlock, Msg,
-    ReplyEndEvent, ReplyFinishedReason, RichContent, ToolResultDataDeltaEvent, ToolResultEndEvent,
-    ToolResultStartEvent, ToolResultState, ToolResultTextDeltaEvent, UserConfirmResultEvent,
+    RichContent, ToolResultDataDeltaEvent, ToolResultEndEvent, ToolResultStartEvent,
+    ToolResultState, ToolResultTextDeltaEvent, UserConfirmResultEvent,
 };
 
 use crate::emit::Emitter;
 use crate::error::AgentError;
-use crate::reply::INTERRUPTED_RESULT;
 use crate::state::{AgentState, pending_calls};
 
 fn reply_mut(state: &mut AgentState) -> Result<&mut Msg, AgentError> {
@@ -23,18 +22,15 @@ pub(crate) fn denied_text(tool: &str) -> String {
     format!("<system-reminder>The user did not allow this call of \"{tool}\".</system-reminder>")
 }
 
-/// Applies the user's answers: accepted rules join the permission context,
-/// confirmed calls become `allowed` (with the user's edited input), denied
-/// calls get a `denied` result. Calls without an answer stay asking.
+/// Checks the user's answers against the parked reply.
 ///
 /// # Errors
 /// [`AgentError::InvalidInput`] when an answer names a call that is not
 /// waiting for confirmation.
-pub(crate) async fn apply_confirm(
-    state: &mut AgentState,
+pub(crate) fn check_confirm(
+    state: &AgentState,
     event: &UserConfirmResultEvent,
-    em: &mut Emitter,
-) -> Result<bool, AgentError> {
+) -> Result<(), AgentError> {
     let asking: Vec<String> = state
         .reply_msg()
         .map(|m| {
@@ -55,6 +51,21 @@ pub(crate) async fn apply_confirm(
             bad.tool_call.id
         )));
     }
+    Ok(())
+}
+
+/// Applies the user's answers (checked by [`check_confirm`]): accepted
+/// rules join the permission context, confirmed calls become `allowed`
+/// (with the user's edited input), denied calls get a `denied` result.
+/// Calls without an answer stay asking.
+///
+/// # Errors
+/// [`AgentError::Internal`] when the events do not fit the parked reply.
+pub(crate) async fn apply_confirm(
+    state: &mut AgentState,
+    event: &UserConfirmResultEvent,
+    em: &mut Emitter,
+) -> Result<(), AgentError> {
     for answer in event.confirm_results.iter().filter(|r| r.confirmed) {
         for rule in answer.rules.iter().flatten() {
             state.permission_context.add_rule(rule.clone());
@@ -62,12 +73,9 @@ pub(crate) async fn apply_confirm(
     }
     let reply_id = event.reply_id.clone();
     let input = AgentEvent::UserConfirmResult(event.clone());
-    reply_mut(state)?
-        .append_event(&input)
+    crate::emit::apply_event(reply_mut(state)?, &input)
         .map_err(|e| AgentError::Internal(e.to_string()))?;
-    let mut denied = false;
     for answer in event.confirm_results.iter().filter(|r| !r.confirmed) {
-        denied = true;
         let call = &answer.tool_call;
         let text = denied_text(&call.name);
         let events: [AgentEvent; 3] = [
@@ -80,19 +88,17 @@ pub(crate) async fn apply_confirm(
             em.emit(reply_mut(state)?, e).await?;
         }
     }
-    Ok(denied)
+    Ok(())
 }
 
-/// Applies external results to the calls handed out: each result's output
-/// is streamed into the result block opened when the reply parked.
+/// Checks external results against the parked reply.
 ///
 /// # Errors
 /// [`AgentError::InvalidInput`] when a result names a call that was not
 /// handed out.
-pub(crate) async fn apply_external(
-    state: &mut AgentState,
+pub(crate) fn check_external(
+    state: &AgentState,
     event: &ExternalExecutionResultEvent,
-    em: &mut Emitter,
 ) -> Result<(), AgentError> {
     let submitted: Vec<String> = state
         .reply_msg()
@@ -114,6 +120,20 @@ pub(crate) async fn apply_external(
             bad.id
         )));
     }
+    Ok(())
+}
+
+/// Applies external results (checked by [`check_external`]) to the calls
+/// handed out: each result's output is streamed into the result block
+/// opened when the reply parked.
+///
+/// # Errors
+/// [`AgentError::Internal`] when the events do not fit the parked reply.
+pub(crate) async fn apply_external(
+    state: &mut AgentState,
+    event: &ExternalExecutionResultEvent,
+    em: &mut Emitter,
+) -> Result<(), AgentError> {
     let reply_id = event.reply_id.clone();
     for result in &event.execution_results {
         let started = state
@@ -171,48 +191,6 @@ pub(crate) fn output_events(
             })
             .collect(),
     }
-}
-
-/// Interrupts the parked reply: each waiting call gets an interrupted
-/// result, then the reply ends as interrupted.
-///
-/// # Errors
-/// [`AgentError::Internal`] when the parked reply is missing.
-pub(crate) async fn interrupt_parked(
-    state: &mut AgentState,
-    em: &mut Emitter,
-) -> Result<(), AgentError> {
-    let reply_id = state.reply_context.reply_id.clone();
-    let session_id = state.session_id.clone();
-    let pending: Vec<(String, String, bool)> = {
-        let msg = reply_mut(state)?;
-        pending_calls(msg)
-            .iter()
-            .map(|c| {
-                (
-                    c.id.clone(),
-                    c.name.clone(),
-                    msg.tool_results().any(|r| r.id == c.id),
-                )
-            })
-            .collect()
-    };
-    for (id, name, started) in pending {
-        if !started {
-            let start = ToolResultStartEvent::new(reply_id.clone(), id.clone(), name);
-            em.emit(reply_mut(state)?, start.into()).await?;
-        }
-        let delta = ToolResultTextDeltaEvent::new(
-            reply_id.clone(),
-            id.clone(),
-            INTERRUPTED_RESULT.to_owned(),
-        );
-        em.emit(reply_mut(state)?, delta.into()).await?;
-        let end = ToolResultEndEvent::new(reply_id.clone(), id, ToolResultState::Interrupted);
-        em.emit(reply_mut(state)?, end.into()).await?;
-    }
-    let end = ReplyEndEvent::new(session_id, reply_id, ReplyFinishedReason::Interrupted, None);
-    em.emit(reply_mut(state)?, end.into()).await
 }
 
 /// Whether a block is a finished result of call `id`.

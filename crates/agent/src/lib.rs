@@ -9,9 +9,20 @@
 //! confirmation or an external result, or `max_iters` is reached. Every
 //! step is an [`AgentEvent`](oxiscope_message::AgentEvent) on the
 //! [`ReplyStream`]; the reply message in the state is built only by
-//! applying those events, so a consumer that rebuilds the stream with
-//! `Msg::append_event` holds the same message (up to the clock-derived
-//! fields AgentScope also takes from the clock).
+//! applying those events with [`apply_event`], so a consumer that rebuilds
+//! the stream the same way holds exactly the same message (with
+//! `Msg::append_event`, as AgentScope does, only the creation times of
+//! blocks differ: they come from the clock). See [`ReplyStream`] for the
+//! contract: one `REPLY_START`, then exactly one `REPLY_END`, last (a
+//! parked reply ends on its `REQUIRE_*` event instead).
+//!
+//! # One reply, one path
+//! `reply` sequences rounds and ends the reply in one place; `start`
+//! checks and applies the input; `reasoning` runs a step (hints, the model
+//! call with its retry policy and fallback, the decoding into events, which
+//! carry the step's outcome); `acting` runs a round's tool calls. A
+//! middleware asks for another round in one way only:
+//! [`Middleware::on_reply_end`] returning [`ReplyEndAction::Continue`].
 //!
 //! # Context management
 //!
@@ -78,7 +89,6 @@ mod config;
 mod context;
 mod emit;
 mod error;
-mod gate;
 mod hitl;
 mod inject;
 mod middleware;
@@ -86,6 +96,8 @@ pub mod otel;
 pub mod pipeline;
 mod reasoning;
 mod reply;
+mod running;
+mod start;
 mod state;
 mod stream;
 mod structured;
@@ -93,14 +105,21 @@ mod tool_list;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_CONTEXT_SIZE, ReplyInput};
 pub use budget::ReplyBudgetControlMiddleware;
-pub use config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
+pub use config::{
+    ConfigError, ContextConfig, DEFAULT_MAX_RETRIES, InjectionConfig, ModelConfig, ReActConfig,
+};
 pub use context::{CompressNext, CompressOutcome, CompressRequest};
+pub use emit::apply_event;
 pub use error::{AgentError, ContextError};
-pub use gate::ReplyControl;
 pub use middleware::{
     ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReasoningCall,
     ReasoningNext, ReasoningPrep, ReplyCall, ReplyEndAction, ReplyNext,
 };
+pub use reasoning::{
+    MIDDLEWARE_HINT_SOURCE, PrepHint, RETRY_BASE_DELAY, RETRY_MAX_DELAY, StepEnd, StepItem,
+    StepStream,
+};
+pub use start::new_reply_msg;
 pub use state::{AgentState, Awaiting, ReplyContext};
 pub use stream::{ReplyItem, ReplyStream};
 pub use tool_list::ToolList;

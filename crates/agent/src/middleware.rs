@@ -2,16 +2,16 @@
 //!
 //! | hook | kind | runs |
 //! |---|---|---|
-//! | [`on_reply`](Middleware::on_reply) | onion, first registered outermost | around a whole reply; may rewrite the input and the event stream; swallowing a completed `REPLY_END` runs another round |
+//! | [`on_reply`](Middleware::on_reply) | onion, first registered outermost | around a whole reply; may rewrite the input and the event stream on its way to the consumer |
 //! | [`on_system_prompt`](Middleware::on_system_prompt) | transformer, left to right | every time the prompt is assembled |
 //! | [`list_tools`](Middleware::list_tools) | transformer, left to right | when a reply starts or resumes and before every reasoning step; may add tools (offered and run) and take tools away |
-//! | [`on_prepare_reasoning`](Middleware::on_prepare_reasoning) | in order | before every reasoning step; may set the tool choice, add hints for the model and update its state in `middle_context` |
-//! | [`on_reasoning`](Middleware::on_reasoning) | onion, first registered outermost | around every reasoning step (model call and the decoding of its answer into events); may rewrite the tool choice and the step's events |
+//! | [`on_prepare_reasoning`](Middleware::on_prepare_reasoning) | in order | before every reasoning step (async); may set the tool choice, add hints for the model ([`PrepHint`](crate::PrepHint): source, streamed or not, recorded or for this request only) and update its state in `middle_context` |
+//! | [`on_reasoning`](Middleware::on_reasoning) | onion, first registered outermost | around every reasoning step (model call with its retries and fallback, and the decoding of its answer into events); may rewrite the tool choice and the step's events |
 //! | [`on_model_call`](Middleware::on_model_call) | onion, first registered outermost | around every model call; may rewrite the request or wrap the stream |
 //! | [`on_check_permission`](Middleware::on_check_permission) | chain, in order | after the permission engine decided a tool call |
 //! | [`on_acting`](Middleware::on_acting) | onion, first registered outermost | around every allowed tool call; may rewrite the input or wrap the chunk stream |
 //! | [`on_compress_context`](Middleware::on_compress_context) | onion, first registered outermost | around every compression check (before each reasoning step, by hand, by the `CompressContext` tool); may rewrite the config or skip it |
-//! | [`on_reply_end`](Middleware::on_reply_end) | veto, in order | before a reply ends as completed; may ask for another round |
+//! | [`on_reply_end`](Middleware::on_reply_end) | veto, in order | before a reply ends as completed; the one way to ask for another round |
 //! | [`on_event`](Middleware::on_event) | observer, in order | for every event the running reply records; may update its state in `middle_context` |
 //!
 //! Per-tool hooks around a tool's execution are the toolkit's
@@ -30,6 +30,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CompressNext, CompressOutcome, CompressRequest};
+use crate::reasoning::{PrepHint, StepStream};
 use crate::tool_list::ToolList;
 
 /// A stream of events, owned (`'static`), as the event-rewriting hooks pass
@@ -44,8 +45,6 @@ pub struct ReplyCall {
     pub input: crate::agent::ReplyInput,
     /// The JSON schema of a required structured output.
     pub schema: Option<Value>,
-    /// Asks for another round instead of ending the reply.
-    pub control: crate::gate::ReplyControl,
 }
 
 /// The rest of the reply onion: the inner middlewares, then the reply
@@ -93,7 +92,7 @@ pub struct ReasoningCall {
 
 /// The core of a reasoning step: the model call, decoded into events.
 pub(crate) trait ReasoningCore: Send + Sync {
-    fn run(&self, call: ReasoningCall) -> BoxFuture<'_, EventStream>;
+    fn run(&self, call: ReasoningCall) -> BoxFuture<'_, StepStream>;
 }
 
 /// The rest of the reasoning onion: the inner middlewares, then the model
@@ -118,8 +117,9 @@ impl<'a> ReasoningNext<'a> {
     }
 
     /// Runs the inner layers with `call`; the stream holds the step's
-    /// events (`MODEL_CALL_START`, the blocks, `MODEL_CALL_END`).
-    pub fn run(self, call: ReasoningCall) -> BoxFuture<'a, EventStream> {
+    /// events (`MODEL_CALL_START`, the blocks, `MODEL_CALL_END`), then its
+    /// [`StepItem::End`](crate::StepItem::End).
+    pub fn run(self, call: ReasoningCall) -> BoxFuture<'a, StepStream> {
         match self.rest.split_first() {
             Some((first, rest)) => first.on_reasoning(
                 call,
@@ -278,13 +278,17 @@ impl<'a> ActingNext<'a> {
     }
 }
 
-/// What a reply does when a middleware is asked before it ends.
+/// What a reply does when a middleware is asked before it ends
+/// ([`Middleware::on_reply_end`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplyEndAction {
     /// End the reply.
     Finish,
-    /// Run another round in the same reply, first adding this hint text for
-    /// the model (for example "the tests still fail; keep going").
+    /// Run another round in the same reply (same reply id, within
+    /// `max_iters`), first adding this hint text for the model (for
+    /// example "the tests still fail; keep going"), recorded and streamed
+    /// as a middleware hint. No `REPLY_END` is emitted for the round that
+    /// would have ended.
     Continue(String),
 }
 
@@ -300,10 +304,10 @@ pub struct ReasoningPrep<'a> {
     /// The tool choice of the model call (`None`: the model decides); a
     /// middleware may change it.
     pub tool_choice: Option<ToolChoice>,
-    /// Hint texts to add to the reply (as hint blocks, streamed as
-    /// `HINT_BLOCK` events) before the model is called, so the model reads
-    /// them.
-    pub hints: Vec<String>,
+    /// Hints for the model, added before it is called (by default
+    /// recorded in the reply and streamed as `HINT_BLOCK` events; see
+    /// [`PrepHint`]). A `String` converts into a default hint.
+    pub hints: Vec<PrepHint>,
     /// The middlewares' free-form state (the state's `middle_context`);
     /// each middleware keeps its own entry under a key of its own.
     pub middle_context: &'a mut serde_json::Map<String, Value>,
@@ -331,10 +335,12 @@ pub trait Middleware: Send + Sync + Debug {
 
     /// Prepares a reasoning step before it runs (before `on_reasoning`):
     /// read and update your entry of `step.middle_context`, change
-    /// `step.tool_choice`, push hint texts for the model onto
-    /// `step.hints`. Middlewares are asked in order.
-    fn on_prepare_reasoning(&self, step: &mut ReasoningPrep<'_>) {
+    /// `step.tool_choice`, push hints for the model onto `step.hints`
+    /// (each with its source and whether it is streamed and recorded).
+    /// Middlewares are asked in order, each awaited before the next.
+    fn on_prepare_reasoning<'a>(&'a self, step: &'a mut ReasoningPrep<'_>) -> BoxFuture<'a, ()> {
         let _ = step;
+        Box::pin(std::future::ready(()))
     }
 
     /// Sees every event the reply's loop records, up to and including
@@ -342,8 +348,8 @@ pub trait Middleware: Send + Sync + Debug {
     /// your entry of `middle_context` from them (token usage arrives in
     /// `MODEL_CALL_END`). `REPLY_START`, and the results a confirmation or
     /// an external execution brings in before a parked reply's loop goes
-    /// on, are not shown; nor is the end of a parked reply closed by an
-    /// interrupt or a new message.
+    /// on, are not shown; nor is the end of a parked reply closed by a new
+    /// message.
     fn on_event(&self, event: &AgentEvent, middle_context: &mut serde_json::Map<String, Value>) {
         let _ = (event, middle_context);
     }
@@ -351,29 +357,24 @@ pub trait Middleware: Send + Sync + Debug {
     /// Wraps a whole reply: rewrite `call`, call `next.run(call)`, and map
     /// the reply's events (add, change or drop them) on their way to the
     /// consumer. The agent's state records what the agent did (the events
-    /// before this hook).
-    ///
-    /// To run another reasoning-acting round instead of ending the reply,
-    /// call `call.control.another_round()` when the completed `REPLY_END`
-    /// arrives and ask for the next event instead of passing it on (same
-    /// reply id, `max_iters` still applies). A layer that only relays or
-    /// buffers events never starts a round. With any middleware installed,
-    /// a reply completes once its `REPLY_END` is read, the stream is
-    /// dropped, or the reply is interrupted.
+    /// before this hook). Dropping events here changes only what the
+    /// consumer sees; to run another round instead of ending the reply,
+    /// use [`on_reply_end`](Self::on_reply_end).
     fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
         next.run(call)
     }
 
     /// Wraps a reasoning step: rewrite `call`, call `next.run(call)`, and
-    /// map its events (add, change or drop them) before they are applied
-    /// to the reply and streamed. Events that do not fit the reply (a delta
-    /// for a block that is not open, say) are dropped with a warning, so
-    /// the state stays consistent.
+    /// map its events ([`StepItem::Event`](crate::StepItem): add, change or
+    /// drop them) before they are applied to the reply and streamed; pass
+    /// the step's [`StepItem::End`](crate::StepItem) on. Events that do not
+    /// fit the reply (a delta for a block that is not open, say) are
+    /// dropped with a warning, so the state stays consistent.
     fn on_reasoning<'a>(
         &'a self,
         call: ReasoningCall,
         next: ReasoningNext<'a>,
-    ) -> BoxFuture<'a, EventStream> {
+    ) -> BoxFuture<'a, StepStream> {
         next.run(call)
     }
 
@@ -428,7 +429,11 @@ pub trait Middleware: Send + Sync + Debug {
         next.run(request)
     }
 
-    /// Asked before a reply ends as completed.
+    /// Asked, in order, before a reply ends as completed (the model
+    /// answered, or the structured output was given); the first
+    /// [`ReplyEndAction::Continue`] runs another round instead. Not asked
+    /// once `max_iters` is reached. The middlewares' state is in
+    /// `state.middle_context`.
     fn on_reply_end(&self, reply: &Msg, state: &AgentState) -> ReplyEndAction {
         let _ = (reply, state);
         ReplyEndAction::Finish

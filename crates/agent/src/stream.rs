@@ -14,14 +14,30 @@ use crate::middleware::EventStream;
 /// The events of one reply.
 ///
 /// # Contract
-/// The first event is `REPLY_START` (also when a parked reply resumes: it
-/// carries the parked reply's id). The stream ends either with exactly one
-/// `REPLY_END` — finished reason `completed`, `interrupted`,
-/// `exceed_max_iters` or `error` — or, when the reply parks, with
-/// `REQUIRE_USER_CONFIRM` / `REQUIRE_EXTERNAL_EXECUTION` (the reply is not
-/// finished; it continues when the answer arrives). An interrupt sent to an
-/// agent that is not parked is a no-op: the stream is empty. `on_reply`
-/// middleware may change what is streamed.
+/// The first event is `REPLY_START`, exactly once (also when a parked
+/// reply resumes: it carries the parked reply's id). The stream then ends
+/// either
+/// - with exactly one `REPLY_END`, its last event — finished reason
+///   `completed`, `interrupted`, `exceed_max_iters` or `error` (also for an
+///   input refused before anything changed: a `REPLY_START` / `REPLY_END`
+///   pair of its own, with the error, that the state does not record), or
+/// - when the reply parks, with `REQUIRE_USER_CONFIRM` /
+///   `REQUIRE_EXTERNAL_EXECUTION` and no `REPLY_END` (the reply is not
+///   finished; it continues, with a new `REPLY_START` of the same id, when
+///   the answer arrives), as AgentScope does.
+///
+/// An interrupt sent to an agent that is not parked on that reply is a
+/// no-op: the stream is empty.
+///
+/// The reply message the agent stores is exactly the message rebuilt from
+/// the stream: [`new_reply_msg`](crate::new_reply_msg) of the
+/// `REPLY_START`, then [`apply_event`](crate::apply_event) of every event
+/// (for a resumed reply: the stored message, the input event, then the
+/// stream). Exceptions are opt-in: hints configured not to be streamed
+/// (`emit_hint_event` off, [`PrepHint`](crate::PrepHint) flags), and a
+/// compression that cuts into the running reply (the stored reply keeps
+/// only what stayed). `on_reply` middleware changes only what the consumer
+/// sees, never the state.
 ///
 /// # Cancel safety
 /// Dropping the stream interrupts the reply: the agent stops at the next

@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::StreamExt;
 use oxiscope_agent::{
-    AgentState, EventStream, Middleware, ReasoningPrep, ReplyCall, ReplyInput, ReplyNext, ToolList,
+    AgentState, EventStream, Middleware, PrepHint, ReasoningPrep, ReplyCall, ReplyInput, ReplyNext,
+    ToolList,
 };
 use oxiscope_message::ContentBlock;
 use oxiscope_model::DynChatModel;
@@ -368,10 +369,15 @@ impl Middleware for AgenticMemoryMiddleware {
         Box::pin(futures_util::stream::once(start).flatten())
     }
 
-    fn on_prepare_reasoning(&self, step: &mut ReasoningPrep<'_>) {
+    fn on_prepare_reasoning<'a>(
+        &'a self,
+        step: &'a mut ReasoningPrep<'_>,
+    ) -> futures_util::future::BoxFuture<'a, ()> {
+        // Recorded in the reply and streamed (the default hint).
         if let Some(hint) = lock(&self.core.scratch).ready.take() {
-            step.hints.push(hint);
+            step.hints.push(PrepHint::from(hint));
         }
+        Box::pin(std::future::ready(()))
     }
 }
 

@@ -363,7 +363,10 @@ pub(crate) fn gemini(
     Err(feature_off(ModelClass::GeminiChat, "gemini"))
 }
 
-/// The shared HTTP client for calls to the endpoints `media` allows.
+/// The shared HTTP client for calls to the endpoints `media` allows. It
+/// does not retry: the caller of a chat model owns the retry policy (the
+/// agent's `ModelConfig::max_retries`, with backoff and `Retry-After`), so
+/// retries never compound.
 #[cfg(any(
     feature = "openai",
     feature = "anthropic",
@@ -375,7 +378,8 @@ fn endpoint_client(media: &MediaPolicy) -> Result<oxiscope_http::HttpClient, Mod
         crate::Endpoints::PublicOnly => oxiscope_http::HttpClient::shared_public_only(),
         crate::Endpoints::Any => oxiscope_http::HttpClient::shared(),
     };
-    http.map_err(|e| invalid(format!("cannot build the HTTP client: {e}")))
+    http.map(|c| c.with_retry_policy(oxiscope_http::RetryPolicy::none()))
+        .map_err(|e| invalid(format!("cannot build the HTTP client: {e}")))
 }
 
 fn invalid(message: String) -> ModelError {

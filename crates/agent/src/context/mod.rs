@@ -2,6 +2,7 @@
 //! the `CompressContext` tool.
 
 pub(crate) mod compress;
+mod in_reply;
 pub(crate) mod limits;
 pub(crate) mod tokens;
 

@@ -104,9 +104,9 @@ pub(crate) fn rebuild(events: &[AgentEvent], previous: Option<Msg>) -> Msg {
     let mut msg = previous;
     for event in events {
         match (event, &mut msg) {
-            (AgentEvent::ReplyStart(s), None) => msg = Some(Msg::reply(&s.name, &s.reply_id)),
+            (AgentEvent::ReplyStart(s), None) => msg = Some(oxiscope_agent::new_reply_msg(s)),
             (_, Some(m)) => {
-                m.append_event(event).unwrap();
+                oxiscope_agent::apply_event(m, event).unwrap();
             }
             (_, None) => panic!("event before REPLY_START: {event:?}"),
         }

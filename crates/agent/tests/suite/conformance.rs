@@ -62,7 +62,7 @@ const PIXEL: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGMAAQAABQABDQottAAAAABJRU5ErkJggg==";
 
 /// The tools of the recorded scenarios, behaving as AgentScope's did.
-fn toolkit() -> Arc<Toolkit> {
+pub(crate) fn toolkit() -> Arc<Toolkit> {
     let mut toolkit = Toolkit::new();
     toolkit
         .register(FunctionTool::new("get_weather", |w: Weather| async move {
@@ -104,7 +104,7 @@ fn toolkit() -> Arc<Toolkit> {
 }
 
 /// The model turns of a phase, read back from AgentScope's events.
-fn turns(events: &[AgentEvent]) -> Vec<ScriptedTurn> {
+pub(crate) fn turns(events: &[AgentEvent]) -> Vec<ScriptedTurn> {
     let mut turns = Vec::new();
     let mut deltas: Vec<ModelDelta> = Vec::new();
     let mut calls: Vec<String> = Vec::new();
@@ -148,13 +148,13 @@ fn turns(events: &[AgentEvent]) -> Vec<ScriptedTurn> {
     turns
 }
 
-fn events(file: &str) -> Vec<AgentEvent> {
+pub(crate) fn events(file: &str) -> Vec<AgentEvent> {
     serde_json::from_value(load(file)).unwrap()
 }
 
 /// AgentScope's runtime-state injection settings, taken from its recorded
 /// defaults (our own defaults are worded differently).
-fn agentscope_injection(enabled: bool) -> InjectionConfig {
+pub(crate) fn agentscope_injection(enabled: bool) -> InjectionConfig {
     let examples = load("wire/injection_config.examples.json");
     let mut config: InjectionConfig = serde_json::from_value(examples[0]["value"].clone()).unwrap();
     config.inject_runtime_state = enabled;

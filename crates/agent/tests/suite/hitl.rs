@@ -220,3 +220,62 @@ async fn a_confirmation_for_another_reply_is_refused_and_changes_nothing() {
     assert_eq!(end.finished_reason, ReplyFinishedReason::Error);
     assert_eq!(agent.state().await, before);
 }
+
+#[tokio::test]
+async fn a_resume_that_does_not_fit_is_refused_once_and_changes_nothing() {
+    let model = scripted(vec![ScriptedTurn::tool_call(
+        "c1",
+        "delete_file",
+        r#"{"path": "old.log"}"#,
+    )]);
+    let agent = agent(&model, AgentState::default());
+    let pause = collect(agent.reply_stream(user("Delete old.log"))).await;
+    let (reply_id, calls) = asked(&pause);
+    let before = agent.state().await;
+
+    let mut stranger = calls[0].clone();
+    stranger.id = "not-asked".to_owned();
+    let cases = [
+        (
+            UserConfirmResultEvent::new(
+                reply_id.clone(),
+                vec![ConfirmResult {
+                    confirmed: true,
+                    tool_call: stranger,
+                    rules: None,
+                }],
+            ),
+            "invalid input",
+        ),
+        (
+            UserConfirmResultEvent::new("another-reply".to_owned(), Vec::new()),
+            "is for reply",
+        ),
+    ];
+    for (answer, why) in cases {
+        let input = oxiscope_agent::ReplyInput::from(answer);
+        let checked = before.check_input(&input).unwrap_err().to_string();
+        assert!(checked.contains(why), "{checked}");
+        let events = collect(agent.reply_stream(input)).await;
+        // One REPLY_START, one REPLY_END with the same error, nothing else.
+        assert_eq!(types(&events), ["REPLY_START", "REPLY_END"]);
+        let Some(AgentEvent::ReplyEnd(end)) = events.last() else {
+            panic!()
+        };
+        assert!(end.error.as_ref().unwrap().message.contains(why), "{end:?}");
+        assert_eq!(
+            agent.state().await,
+            before,
+            "a refused input changed nothing"
+        );
+    }
+
+    // External results while a confirmation is awaited: nothing is parked
+    // for them.
+    let external = ExternalExecutionResultEvent::new(reply_id, Vec::new());
+    let refused = before.check_input(&external.into()).unwrap_err();
+    assert!(
+        refused.to_string().contains("nothing is waiting"),
+        "{refused}"
+    );
+}

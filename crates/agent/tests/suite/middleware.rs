@@ -1,5 +1,5 @@
 //! Middleware hooks: system prompt, model call onion, permission review,
-//! and asking for another round.
+//! and asking for another round (`on_reply_end`, the one way to).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use oxiscope_agent::{
-    ActingCall, ActingNext, AgentState, EventStream, Middleware, ModelCall, ModelNext,
+    ActingCall, ActingNext, AgentState, EventStream, Middleware, ModelCall, ModelNext, ReActConfig,
     ReasoningCall, ReasoningNext, ReplyCall, ReplyEndAction, ReplyInput, ReplyItem, ReplyNext,
+    StepItem, StepStream,
 };
 use oxiscope_message::{
     AgentEvent, MediaBlock, Msg, PermissionBehavior, Role, TextBlockDeltaEvent, ToolCallBlock,
@@ -155,7 +156,7 @@ impl Middleware for Shouter {
         &'a self,
         call: ReasoningCall,
         next: ReasoningNext<'a>,
-    ) -> BoxFuture<'a, EventStream> {
+    ) -> BoxFuture<'a, StepStream> {
         Box::pin(async move {
             self.order.lock().unwrap().push(self.label);
             let events = next.run(call).await;
@@ -165,14 +166,14 @@ impl Middleware for Shouter {
                     .into();
             events
                 .map(move |e| match e {
-                    AgentEvent::TextBlockDelta(mut d) if shout => {
+                    StepItem::Event(AgentEvent::TextBlockDelta(mut d)) if shout => {
                         d.delta = d.delta.to_uppercase();
-                        AgentEvent::TextBlockDelta(d)
+                        StepItem::Event(AgentEvent::TextBlockDelta(d))
                     }
                     other => other,
                 })
                 // A delta for a block that is not open: dropped, not fatal.
-                .chain(futures_util::stream::iter([bogus]))
+                .chain(futures_util::stream::iter([StepItem::Event(bogus)]))
                 .boxed()
         })
     }
@@ -202,40 +203,39 @@ async fn reasoning_middleware_rewrites_the_events_the_state_records() {
     assert!(matches!(events.last(), Some(AgentEvent::ReplyEnd(e)) if e.error.is_none()));
 }
 
-/// Swallows the first `REPLY_END` (asking for another round) and rewrites
-/// the input.
+/// Rewrites the input, and asks once for another round before the reply
+/// ends.
 #[derive(Debug, Default)]
-struct OneMoreRound;
+struct OneMoreRound {
+    asked: AtomicBool,
+}
 
 impl Middleware for OneMoreRound {
     fn on_reply(&self, mut call: ReplyCall, next: ReplyNext) -> EventStream {
         if let ReplyInput::Msgs(msgs) = &mut call.input {
             msgs.push(Msg::user("user", "(be thorough)").unwrap());
         }
-        let swallowed = Arc::new(AtomicBool::new(false));
-        let control = call.control.clone();
         next.run(call)
-            .filter(move |e| {
-                let end = matches!(e, AgentEvent::ReplyEnd(_));
-                let pass = !end || swallowed.swap(true, Ordering::SeqCst);
-                if !pass {
-                    control.another_round();
-                }
-                futures_util::future::ready(pass)
-            })
-            .boxed()
+    }
+
+    fn on_reply_end(&self, _reply: &Msg, _state: &AgentState) -> ReplyEndAction {
+        if self.asked.swap(true, Ordering::SeqCst) {
+            ReplyEndAction::Finish
+        } else {
+            ReplyEndAction::Continue("Try again, thoroughly.".into())
+        }
     }
 }
 
 #[tokio::test]
-async fn a_reply_middleware_that_swallows_the_end_forces_another_round() {
+async fn a_reply_end_decision_runs_another_round_with_one_reply_end() {
     let model = scripted(vec![
         ScriptedTurn::text("First try."),
         ScriptedTurn::text("Second, thorough try."),
     ]);
     let dynamic: Arc<dyn DynChatModel> = model.clone();
     let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
-        .middleware(OneMoreRound)
+        .middleware(OneMoreRound::default())
         .build()
         .unwrap();
     let items: Vec<ReplyItem> = agent
@@ -257,11 +257,20 @@ async fn a_reply_middleware_that_swallows_the_end_forces_another_round() {
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].messages[2].text(""), "(be thorough)");
+    // The second call reads the middleware's hint.
+    let reply = requests[1].messages.last().unwrap();
+    assert!(
+        reply.content.iter().any(|b| matches!(b,
+            oxiscope_message::ContentBlock::Hint(h) if h.hint == "Try again, thoroughly.".into())),
+        "{:?}",
+        reply.content
+    );
     // The message comes last, and equals the state's.
     let Some(ReplyItem::Message(msg)) = items.last() else {
         panic!("no message at the end")
     };
     assert_eq!(msg.text(" "), "First try. Second, thorough try.");
+    assert_eq!(*msg, rebuild(&events, None));
     assert_eq!(
         msg.finished_reason,
         Some(oxiscope_message::ReplyFinishedReason::Completed)
@@ -318,7 +327,7 @@ async fn a_relaying_reply_middleware_does_not_start_rounds() {
     assert!(matches!(again.last(), Some(AgentEvent::ReplyEnd(_))));
 }
 
-/// Holds the `REPLY_END` forever: neither passes it on nor asks for more.
+/// Holds the `REPLY_END` forever: never passes it on.
 #[derive(Debug, Default)]
 struct Holder;
 
@@ -343,7 +352,7 @@ impl Middleware for Holder {
 }
 
 #[tokio::test]
-async fn an_interrupt_frees_a_reply_whose_end_is_held() {
+async fn a_reply_whose_end_is_held_by_a_middleware_has_ended_in_the_state() {
     let model = scripted(vec![ScriptedTurn::text("Done.")]);
     let dynamic: Arc<dyn DynChatModel> = model.clone();
     let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
@@ -359,10 +368,57 @@ async fn an_interrupt_frees_a_reply_whose_end_is_held() {
             Err(_) => break,
         }
     }
-    stream.interrupt();
+    // The loop ended on its own: the held event changes only what the
+    // consumer sees.
     let state = tokio::time::timeout(std::time::Duration::from_secs(5), agent.state())
         .await
         .expect("the reply released the agent");
-    assert!(state.reply_msg().unwrap().finished_reason.is_some());
+    assert_eq!(
+        state.reply_msg().unwrap().finished_reason,
+        Some(oxiscope_message::ReplyFinishedReason::Completed)
+    );
     drop(stream);
+}
+
+/// Asks for another round every time.
+#[derive(Debug, Default)]
+struct NeverDone;
+
+impl Middleware for NeverDone {
+    fn on_reply_end(&self, _reply: &Msg, _state: &AgentState) -> ReplyEndAction {
+        ReplyEndAction::Continue("More.".into())
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_that_always_asks_for_more_meets_max_iters() {
+    let model = scripted(vec![
+        ScriptedTurn::text("1"),
+        ScriptedTurn::text("2"),
+        ScriptedTurn::text("3"),
+        ScriptedTurn::text("4"),
+    ]);
+    let dynamic: Arc<dyn DynChatModel> = model.clone();
+    let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
+        .middleware(NeverDone)
+        .react_config(ReActConfig {
+            max_iters: 3,
+            ..ReActConfig::default()
+        })
+        .build()
+        .unwrap();
+    let events = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        collect(agent.reply_stream(user("Hi"))),
+    )
+    .await
+    .expect("the reply ended");
+    let t = types(&events);
+    assert_eq!(t.iter().filter(|x| **x == "REPLY_END").count(), 1, "{t:?}");
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(rebuild(&events, None), state_reply(&agent).await);
+    assert_eq!(
+        state_reply(&agent).await.finished_reason,
+        Some(oxiscope_message::ReplyFinishedReason::Completed)
+    );
 }

@@ -313,3 +313,35 @@ async fn a_rate_limit_keeps_its_retry_after_a_cut_stream_is_an_error_and_cancel_
     assert!(last.is_last);
     assert_eq!(last.finished_reason, FinishedReason::Interrupted);
 }
+
+#[tokio::test]
+async fn a_factory_model_does_not_retry_its_caller_owns_the_retry_policy() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(openai_rate_limited(4));
+    server.push(
+        OpenAiScript::new()
+            .model(MODEL)
+            .text("too late")
+            .finish("stop")
+            .response(),
+    );
+    let config = ModelConfig::new(MODEL).with_model_class("dashscope_chat");
+    let model = chat_model(&credential(&server), &config).unwrap();
+    let msgs = conversation();
+    let err = model
+        .call_boxed(request(&msgs), CancellationToken::new())
+        .await
+        .err()
+        .expect("the rate limit comes back at once");
+    let ModelError::Provider {
+        status,
+        retry_after,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    // Status and `Retry-After` reach the caller, which decides.
+    assert_eq!((*status, *retry_after), (429, Some(Duration::from_secs(4))));
+    assert_eq!(server.requests().len(), 1, "no retry below the caller");
+}

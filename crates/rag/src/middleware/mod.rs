@@ -7,12 +7,14 @@
 //!   bases. Its result is the numbered hit list `[N] (source: file)\n…`,
 //!   or `No relevant content found.`.
 //! - **static**: before the first reasoning step of a reply, the reply's
-//!   input messages (`name: text`) are the queries; the hits are wrapped in
-//!   [`DEFAULT_HINT_TEMPLATE`] and given to the model as a hint block
-//!   (source `{"label": "KnowledgeBase", "sublabel": ""}`). With
-//!   `persist_hint` the hint is recorded in the reply (and stays in the
-//!   context); without it, it is only added to that one model request.
-//!   With `emit_hint_event` the consumer also gets a `HINT_BLOCK` event.
+//!   input messages (`name: text`, read when the reply starts) are the
+//!   queries; the hits are wrapped in [`DEFAULT_HINT_TEMPLATE`] and given to
+//!   the model as a hint block (source `{"label": "KnowledgeBase",
+//!   "sublabel": ""}`), in one hook (`on_prepare_reasoning`, as a
+//!   [`PrepHint`] with the flags below). With `persist_hint` the hint is
+//!   recorded in the reply (and stays in the context); without it, it is
+//!   only added to that one model request. With `emit_hint_event` the
+//!   consumer also gets a `HINT_BLOCK` event.
 //!
 //! A search failure in static mode is logged and the step goes on without
 //! a hint; in agentic mode the tool answers `Search failed: …` as an error
@@ -25,17 +27,14 @@
 mod retrieve;
 mod tool;
 
-use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use oxiscope_agent::{
-    AgentState, EventStream, Middleware, ModelCall, ModelNext, ReasoningCall, ReasoningNext,
-    ReasoningPrep, ReplyCall, ReplyInput, ReplyNext, ToolList,
+    AgentState, EventStream, Middleware, PrepHint, ReasoningPrep, ReplyCall, ReplyInput, ReplyNext,
+    ToolList,
 };
-use oxiscope_message::{AgentEvent, ContentBlock, HintBlock, HintBlockEvent, Msg};
-use oxiscope_model::{ChatStream, ModelError};
+use oxiscope_message::{ContentBlock, RichContent};
 use serde::{Deserialize, Serialize};
 
 pub use tool::SEARCH_KNOWLEDGE_TOOL;
@@ -155,19 +154,11 @@ impl Shared {
     }
 }
 
-/// Static mode's state across the hooks of one reply.
+/// Static mode's state: the input of the reply that starts, as queries
+/// (taken by its first reasoning step).
 #[derive(Debug, Default)]
 struct Scratch {
-    /// The reply's input, as queries.
     queries: Vec<String>,
-    /// Set before the first reasoning step: the reply id to search for.
-    due: Option<String>,
-    /// The hint to add to the next model request, with its reply id.
-    inject: Option<(String, HintBlock)>,
-    /// A hint event for the consumer only.
-    emit: Option<AgentEvent>,
-    /// The id of a recorded hint event to keep from the consumer.
-    hide: Option<String>,
 }
 
 /// Knowledge-base search for an agent; see the module docs.
@@ -233,7 +224,7 @@ impl RagMiddleware {
     }
 
     /// Searches for the reply's input and returns the hint, if any hit.
-    async fn static_hint(&self, queries: &[String]) -> Option<HintBlock> {
+    async fn static_hint(&self, queries: &[String]) -> Option<PrepHint> {
         let targets: Vec<&KnowledgeBase> = self.shared.knowledge_bases.iter().collect();
         let hits = match self.shared.retrieval().run(&targets, queries).await {
             Ok(hits) => hits,
@@ -245,8 +236,14 @@ impl RagMiddleware {
         if hits.is_empty() {
             return None;
         }
-        let hint = wrap_hint(&self.shared.parameters.hint_template, format_results(&hits));
-        Some(HintBlock::new(hint, Some(HINT_SOURCE.to_owned())))
+        let params = &self.shared.parameters;
+        let hint: RichContent = wrap_hint(&params.hint_template, format_results(&hits));
+        Some(
+            PrepHint::new(hint)
+                .with_source(Some(HINT_SOURCE.to_owned()))
+                .with_emit_event(params.emit_hint_event)
+                .with_persist(params.persist_hint),
+        )
     }
 }
 
@@ -287,102 +284,24 @@ impl Middleware for RagMiddleware {
     }
 
     fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
-        if !self.is_static() {
-            return next.run(call);
-        }
-        {
-            let mut s = self.scratch();
-            *s = Scratch {
-                queries: queries_of(&call.input),
-                ..Scratch::default()
-            };
-        }
-        let scratch = Arc::clone(&self.scratch);
-        Box::pin(next.run(call).flat_map(move |event| {
-            let mut out = Vec::with_capacity(2);
-            let mut s = lock(&scratch);
-            if let Some(extra) = s.emit.take() {
-                out.push(extra);
-            }
-            let hidden = matches!(&event, AgentEvent::HintBlock(h)
-                if s.hide.as_deref() == Some(h.block_id.as_str()));
-            if !hidden {
-                out.push(event);
-            }
-            futures_util::stream::iter(out)
-        }))
-    }
-
-    fn on_prepare_reasoning(&self, step: &mut ReasoningPrep<'_>) {
-        if self.is_static() && step.cur_iter == 0 {
-            let mut s = self.scratch();
-            if !s.queries.is_empty() {
-                s.due = Some(step.reply_id.to_owned());
-            }
-        }
-    }
-
-    fn on_reasoning<'a>(
-        &'a self,
-        call: ReasoningCall,
-        next: ReasoningNext<'a>,
-    ) -> BoxFuture<'a, EventStream> {
-        Box::pin(async move {
-            let due = {
-                let mut s = self.scratch();
-                s.due.take().map(|reply_id| (reply_id, s.queries.clone()))
-            };
-            let Some((reply_id, queries)) = due else {
-                return next.run(call).await;
-            };
-            let Some(hint) = self.static_hint(&queries).await else {
-                return next.run(call).await;
-            };
-            let params = &self.shared.parameters;
-            let event: AgentEvent = HintBlockEvent::new(
-                reply_id.clone(),
-                hint.id.clone(),
-                hint.source.clone(),
-                hint.hint.clone(),
-            )
-            .into();
-            {
-                let mut s = self.scratch();
-                if params.persist_hint && !params.emit_hint_event {
-                    s.hide = Some(hint.id.clone());
-                } else if !params.persist_hint && params.emit_hint_event {
-                    s.emit = Some(event.clone());
-                }
-                s.inject = Some((reply_id, hint));
-            }
-            let events = next.run(call).await;
-            if params.persist_hint {
-                // Recorded in the reply (and so kept in the context).
-                Box::pin(futures_util::stream::iter([event]).chain(events)) as EventStream
-            } else {
-                events
-            }
-        })
-    }
-
-    fn on_model_call<'a>(
-        &'a self,
-        mut call: ModelCall<'a>,
-        next: ModelNext<'a>,
-    ) -> BoxFuture<'a, std::result::Result<ChatStream, ModelError>> {
-        let inject = self.scratch().inject.take();
-        if let Some((reply_id, hint)) = inject {
-            let mut messages = call.messages.into_owned();
-            match messages.iter_mut().rev().find(|m| m.id == reply_id) {
-                Some(reply) => reply.content.push(ContentBlock::Hint(hint)),
-                None => {
-                    let mut reply = Msg::reply("assistant", reply_id);
-                    reply.content.push(ContentBlock::Hint(hint));
-                    messages.push(reply);
-                }
-            }
-            call.messages = Cow::Owned(messages);
+        if self.is_static() {
+            self.scratch().queries = queries_of(&call.input);
         }
         next.run(call)
+    }
+
+    fn on_prepare_reasoning<'a>(&'a self, step: &'a mut ReasoningPrep<'_>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if !self.is_static() || step.cur_iter != 0 {
+                return;
+            }
+            let queries = std::mem::take(&mut self.scratch().queries);
+            if queries.is_empty() {
+                return;
+            }
+            if let Some(hint) = self.static_hint(&queries).await {
+                step.hints.push(hint);
+            }
+        })
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use oxiscope_agent::otel::SpanContext;
-use oxiscope_agent::{Agent, Awaiting, ReplyInput};
+use oxiscope_agent::{Agent, AgentError, ReplyInput};
 use oxiscope_message::{
     AgentEvent, ErrorInfo, ErrorType, ReplyEndEvent, ReplyFinishedReason, UserInterruptEvent,
 };
@@ -31,6 +31,10 @@ use super::usage::RunTally;
 use crate::error::{ApiError, ApiResult};
 use crate::pyjson::to_python_json;
 use crate::state::{ActiveRun, AppState};
+
+#[path = "run_error.rs"]
+mod run_error;
+use run_error::RunError;
 
 /// What to start a run with.
 #[derive(Debug)]
@@ -199,20 +203,21 @@ async fn prepare(
     let current = agent_state(session)?;
     let mut trace = None;
     let input = match request {
-        RunRequest::Interrupt => {
-            if !current.is_parked() {
-                return Err(ApiError::Conflict("Nothing to interrupt.".to_owned()));
-            }
-            ReplyInput::from(UserInterruptEvent::new(
-                current.reply_context.reply_id.clone(),
-            ))
-        }
+        RunRequest::Interrupt => ReplyInput::from(UserInterruptEvent::new(
+            current.reply_context.reply_id.clone(),
+        )),
         RunRequest::Chat(input, _, span) => {
-            check_resume(&current, &input)?;
             trace = span;
             ReplyInput::from(*input)
         }
     };
+    // The agent's own check of a resume (nothing is changed by it).
+    match current.check_input(&input) {
+        Ok(true) => {}
+        Ok(false) => return Err(ApiError::Conflict("Nothing to interrupt.".to_owned())),
+        Err(e @ AgentError::NothingParked(_)) => return Err(ApiError::Conflict(e.to_string())),
+        Err(e) => return Err(ApiError::BadRequest(e.to_string())),
+    }
     let built = build_agent(state, agent, session, current, trace).await?;
     Ok((Runner::new(session, built), input))
 }
@@ -237,27 +242,6 @@ impl Runner {
             namer,
             user_id: session.user_id.clone(),
         }
-    }
-}
-
-/// A resume must target the parked reply, parked for that kind of input.
-fn check_resume(current: &oxiscope_agent::AgentState, input: &ChatInput) -> ApiResult<()> {
-    let (wanted, what) = match input {
-        ChatInput::Confirm(_) => (Awaiting::Permission, "a confirmation"),
-        ChatInput::External(_) => (Awaiting::ExternalResult, "external execution results"),
-        ChatInput::Msgs(_) | ChatInput::Continue => return Ok(()),
-    };
-    if current.awaiting() != Some(wanted) {
-        return Err(ApiError::Conflict(format!(
-            "No reply in this session is awaiting {what}."
-        )));
-    }
-    let parked = &current.reply_context.reply_id;
-    match input.resume_reply_id() {
-        Some(id) if id != parked => Err(ApiError::BadRequest(format!(
-            "The input's reply_id {id} does not match the awaiting reply {parked}."
-        ))),
-        _ => Ok(()),
     }
 }
 
@@ -365,10 +349,12 @@ async fn serve(
             },
         };
         let mut tally = RunTally::start(state, &runner.user_id, session_id);
+        // The failure is reported as text from here on (log, stream).
         let outcome = run_once(
             state, session_id, runner, revision, input, cancel, &mut tally,
         )
-        .await;
+        .await
+        .map_err(|e| e.to_string());
         let agent = &runner.agent;
         let ended = tally.ended;
         tally.finish(state, outcome.is_err()).await;
@@ -510,11 +496,11 @@ async fn run_once(
     input: ReplyInput,
     cancel: &CancellationToken,
     tally: &mut RunTally,
-) -> Result<bool, String> {
+) -> Result<bool, RunError> {
     let bus = state.bus();
     let agent = &runner.agent;
     let limit = state.config().replay_limit;
-    bus.begin_run(session_id).await.map_err(|e| e.to_string())?;
+    bus.begin_run(session_id).await?;
     let input = journal::guard_confirm(state, session_id, input).await;
     let echo = match &input {
         ReplyInput::Confirm(e) => Some(to_python_json(e)),
@@ -522,16 +508,14 @@ async fn run_once(
         _ => None,
     };
     if let Some(payload) = echo {
-        let payload = payload.map_err(|e| e.to_string())?;
-        bus.publish(session_id, payload.into(), limit)
-            .await
-            .map_err(|e| e.to_string())?;
+        let payload = payload?;
+        bus.publish(session_id, payload.into(), limit).await?;
     }
     let mut pending: Vec<Value> = Vec::new();
     let input = match input {
         ReplyInput::Msgs(msgs) if !agent.state().await.is_parked() => {
             let json = to_values(&msgs)?;
-            agent.observe(msgs).await.map_err(|e| e.to_string())?;
+            agent.observe(msgs).await?;
             commit(state, session_id, agent, revision, &json).await?;
             ReplyInput::Continue
         }
@@ -553,9 +537,7 @@ async fn run_once(
             // From here until its last event, a replica that finds the
             // session unlocked ends this reply (see `takeover`).
             let info = OpenRunInfo::new(&runner.user_id, &start.reply_id);
-            bus.open_run(session_id, info.to_value())
-                .await
-                .map_err(|e| e.to_string())?;
+            bus.open_run(session_id, info.to_value()).await?;
         }
         let is_last = matches!(
             event,
@@ -578,46 +560,38 @@ async fn run_once(
                 "chat run ended with an error"
             );
         }
-        let payload = to_python_json(&event).map_err(|e| e.to_string())?;
+        let payload = to_python_json(&event)?;
         if let Some(held) = last.take() {
-            bus.publish(session_id, held.into(), limit)
-                .await
-                .map_err(|e| e.to_string())?;
+            bus.publish(session_id, held.into(), limit).await?;
             tally.ended = true;
         }
         if is_last {
             last = Some(payload);
         } else {
-            bus.publish(session_id, payload.into(), limit)
-                .await
-                .map_err(|e| e.to_string())?;
+            bus.publish(session_id, payload.into(), limit).await?;
         }
     }
     if let Some(reply) = agent.state().await.reply_msg() {
-        pending.push(serde_json::to_value(reply).map_err(|e| e.to_string())?);
+        pending.push(serde_json::to_value(reply)?);
     }
     // A failed commit leaves the end unpublished: the caller ends the
     // stream with the error instead.
     commit(state, session_id, agent, revision, &pending).await?;
     tally.record(state).await;
-    bus.checkpoint(session_id)
-        .await
-        .map_err(|e| e.to_string())?;
+    bus.checkpoint(session_id).await?;
     if let Some(held) = last {
-        bus.publish(session_id, held.into(), limit)
-            .await
-            .map_err(|e| e.to_string())?;
+        bus.publish(session_id, held.into(), limit).await?;
         tally.ended = true;
     }
     Ok(completed)
 }
 
-fn to_values<T: serde::Serialize>(items: &[T]) -> Result<Vec<Value>, String> {
+fn to_values<T: serde::Serialize>(items: &[T]) -> Result<Vec<Value>, RunError> {
     items
         .iter()
         .map(serde_json::to_value)
         .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())
+        .map_err(RunError::from)
 }
 
 /// Writes the agent's state and `msgs` if nobody wrote since `revision`.
@@ -627,13 +601,12 @@ async fn commit(
     agent: &Agent,
     revision: &mut i64,
     msgs: &[Value],
-) -> Result<(), String> {
-    let snapshot = serde_json::to_value(agent.state().await).map_err(|e| e.to_string())?;
+) -> Result<(), RunError> {
+    let snapshot = serde_json::to_value(agent.state().await)?;
     *revision = state
         .storage()
         .commit_reply(session_id, *revision, &snapshot, msgs)
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     Ok(())
 }
 

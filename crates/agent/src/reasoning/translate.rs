@@ -1,6 +1,4 @@
-//! One model call, turned into block events for the reply.
-
-use std::sync::{Arc, Mutex};
+//! A model's chunk stream, turned into the block events of the reply.
 
 use futures_util::stream::{self, StreamExt};
 use oxiscope_message::{
@@ -11,8 +9,7 @@ use oxiscope_message::{
 };
 use oxiscope_model::{ChatResponse, ChatStream};
 
-use crate::error::AgentError;
-use crate::middleware::EventStream;
+use super::{StepEnd, StepItem, StepStream};
 
 /// The block currently streaming (tool calls are tracked apart: several can
 /// be open at once when a provider interleaves their fragments).
@@ -23,36 +20,18 @@ enum Open {
     Data(String),
 }
 
-/// What a reasoning step's stream leaves behind once it ended: the model's
-/// final chunk, or its error.
-#[derive(Debug, Default)]
-pub(crate) struct StepOutcome {
-    pub(crate) last: Option<ChatResponse>,
-    pub(crate) error: Option<AgentError>,
-}
-
-/// Shared between a step's event stream and the loop that consumes it.
-pub(crate) type Slot = Arc<Mutex<StepOutcome>>;
-
-/// Records into the slot (a poisoned lock still records: the data is plain).
-pub(crate) fn record(slot: &Slot, f: impl FnOnce(&mut StepOutcome)) {
-    let mut guard = slot
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    f(&mut guard);
-}
-
-/// Turns a model's chunk stream into the block events of the reply; the
-/// final chunk or the error lands in `slot`. Open blocks are always closed,
-/// so the events fit the reply whatever the model did.
-pub(crate) fn translate(stream: ChatStream, reply_id: String, slot: Slot) -> EventStream {
+/// Turns a model's chunk stream into the block events of the reply, ended
+/// by one [`StepItem::End`] carrying the final chunk or the error. Open
+/// blocks are always closed, so the events fit the reply whatever the
+/// model did.
+pub(crate) fn translate(stream: ChatStream, reply_id: String) -> StepStream {
     let translator = BlockTranslator {
         reply_id,
         open: None,
         open_calls: Vec::new(),
     };
-    stream::unfold(Some((stream, translator, slot)), |st| async move {
-        let (mut stream, mut t, slot) = st?;
+    stream::unfold(Some((stream, translator)), |st| async move {
+        let (mut stream, mut t) = st?;
         let mut out = Vec::new();
         match stream.next().await {
             Some(Ok(chunk)) if chunk.is_last => {
@@ -71,19 +50,21 @@ pub(crate) fn translate(stream: ChatStream, reply_id: String, slot: Slot) -> Eve
                 );
                 end.metadata
                     .insert("time".to_owned(), serde_json::Value::from(usage.time));
-                out.push(end.into());
-                record(&slot, |o| o.last = Some(chunk));
+                let mut out: Vec<StepItem> = out.into_iter().map(StepItem::Event).collect();
+                out.push(StepItem::Event(end.into()));
+                out.push(StepItem::End(StepEnd::answered(chunk)));
                 Some((out, None))
             }
             Some(Ok(chunk)) => {
                 for block in chunk.content {
                     t.block(&mut out, block);
                 }
-                Some((out, Some((stream, t, slot))))
+                Some((events(out), Some((stream, t))))
             }
             Some(Err(e)) => {
                 t.close_all(&mut out);
-                record(&slot, |o| o.error = Some(e.into()));
+                let mut out = events(out);
+                out.push(StepItem::End(StepEnd::failed(e.into())));
                 Some((out, None))
             }
             None => {
@@ -93,13 +74,18 @@ pub(crate) fn translate(stream: ChatStream, reply_id: String, slot: Slot) -> Eve
                 let e = oxiscope_model::ModelError::Stream {
                     message: "the model's stream ended without its final chunk".to_owned(),
                 };
-                record(&slot, |o| o.error = Some(e.into()));
+                let mut out = events(out);
+                out.push(StepItem::End(StepEnd::failed(e.into())));
                 Some((out, None))
             }
         }
     })
     .flat_map(stream::iter)
     .boxed()
+}
+
+fn events(out: Vec<AgentEvent>) -> Vec<StepItem> {
+    out.into_iter().map(StepItem::Event).collect()
 }
 
 /// Translates a model's chunks into block events.
