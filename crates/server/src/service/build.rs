@@ -134,6 +134,8 @@ pub(crate) async fn build_agent(
         Some(rag) => builder.middleware(rag),
         None => builder,
     };
+    // Hints that reached the session while its reply was parked.
+    let builder = builder.middleware(super::deferred::DeferredHints);
     // The user's schedules, as tools.
     let builder = builder.middleware(super::schedule_tools::schedule_tools(state, session));
     // The team tools, by the session's role in a team (if any).

@@ -8,9 +8,9 @@
 //! A session parked on a confirmation or an external result is not woken:
 //! a new input would close the parked reply, so the hint waits in the
 //! inbox for the user's answer (that run serves the inbox when it ends).
-//! A hint queued while a run is active, which then parks, is served at
-//! once and closes the parked reply (TODO(#21): hold hints for parked
-//! replies and inject them at the resumed reply's next reasoning step).
+//! A hint queued while a run is active, which then parks, is kept in the
+//! parked reply's state and given to the model at its next reasoning step
+//! (see [`super::deferred`]).
 
 use oxiscope_message::{ContentBlock, HintBlock, Msg};
 

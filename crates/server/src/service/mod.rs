@@ -2,6 +2,7 @@
 //! building the agent of a session, running replies in the background.
 
 mod build;
+pub(crate) mod deferred;
 pub(crate) mod deliver;
 pub(crate) mod hub;
 mod input;

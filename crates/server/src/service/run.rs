@@ -348,6 +348,19 @@ async fn serve(
                 None => return,
             },
         };
+        // A hint for a parked reply waits in its state for the resumed
+        // reply instead of closing it.
+        if let ReplyInput::Msgs(msgs) = &input
+            && super::deferred::hint_only(msgs)
+            && runner.agent.state().await.is_parked()
+        {
+            super::deferred::defer(&runner.agent, msgs).await;
+            if let Err(e) = commit(state, session_id, &runner.agent, revision, &[]).await {
+                tracing::error!(session_id, error = %e, "keeping a hint for the parked reply failed");
+                return;
+            }
+            continue;
+        }
         let mut tally = RunTally::start(state, &runner.user_id, session_id);
         // The failure is reported as text from here on (log, stream).
         let outcome = run_once(

@@ -410,3 +410,81 @@ async fn a_result_arriving_while_the_session_is_parked_waits_for_the_answer() {
     );
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
 }
+
+/// A result queued while a run is active, which then parks, is kept for
+/// the parked reply: it reaches the model at the resumed reply's next
+/// step instead of closing the reply.
+#[tokio::test]
+async fn a_result_queued_before_the_reply_parks_is_given_to_the_resumed_reply() {
+    let h = start().await;
+    let s = h.setup("u").await;
+    let mut sse = h.subscribe("u", &s, None).await;
+    // Default mode: the Bash call asks first.
+    h.fake.push(bash("sleep 3; echo kept-for-later"));
+    let (code, body) = h.chat("u", &s, user_msg("run it")).await;
+    assert_eq!(code, 200, "{body}");
+    let ask = sse
+        .until("REQUIRE_USER_CONFIRM")
+        .await
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(h.wait_not_running("u", &s).await, "awaiting_permission");
+
+    // Confirmed, it runs, moves to the background after 1 s, and the next
+    // step (answered 3 s later, after the call ended) asks for a Write.
+    let path = h.tool_dir("u", &s.agent_id).join("note.txt");
+    h.fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_2", "Write")
+            .tool_args(0, json!({"file_path": path, "content": "x"}).to_string())
+            .finish("tool_calls")
+            .usage(10, 5, 0)
+            .response()
+            .with_delay(Duration::from_secs(3)),
+    );
+    let confirm = |ask: &Value| {
+        json!({
+            "type": "USER_CONFIRM_RESULT",
+            "reply_id": ask["reply_id"],
+            "confirm_results": [{"confirmed": true, "tool_call": ask["tool_calls"][0]}],
+        })
+    };
+    let (code, body) = h.chat("u", &s, confirm(&ask)).await;
+    assert_eq!(code, 200, "{body}");
+    let ask = sse
+        .until("REQUIRE_USER_CONFIRM")
+        .await
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(ask["tool_calls"][0]["name"], "Write");
+    assert_eq!(h.wait_not_running("u", &s).await, "awaiting_permission");
+    let delivered = wait_delivered(&h, &s).await;
+    assert_eq!(delivered[0].state, BackgroundTaskState::Done);
+    // Still parked; the model was not asked again.
+    let asked = h.fake.request_count();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(h.wait_not_running("u", &s).await, "awaiting_permission");
+    assert_eq!(h.fake.request_count(), asked);
+
+    // The answer resumes the reply, whose next step reads the result.
+    h.fake.push(text_answer("Both done."));
+    let (code, body) = h.chat("u", &s, confirm(&ask)).await;
+    assert_eq!(code, 200, "{body}");
+    let resumed = sse.until("REPLY_END").await;
+    assert_eq!(resumed.last().unwrap()["finished_reason"], "completed");
+    assert!(
+        last_request(&h).contains("kept-for-later"),
+        "{}",
+        last_request(&h)
+    );
+    assert!(
+        resumed.iter().any(|e| e["type"] == "HINT_BLOCK_START"
+            || e["type"] == "HINT_BLOCK"
+            || e.to_string().contains("kept-for-later")),
+        "{resumed:?}"
+    );
+    assert_eq!(h.wait_not_running("u", &s).await, "idle");
+    assert_eq!(h.fake.request_count(), asked + 1);
+}

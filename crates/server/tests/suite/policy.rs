@@ -331,6 +331,8 @@ async fn the_sessions_cwd_is_honoured_inside_the_workspace_or_refused() {
     let (code, _) = h.chat("u", &s, user_msg("where am I?")).await;
     assert_eq!(code, 200);
     sse.until("REPLY_END").await;
+    // The run lets go of the session after REPLY_END is out.
+    h.wait_not_running("u", &s).await;
     let expected = h.tool_dir("u", &s.agent_id).join("sub");
     let asked = h.fake.requests().last().unwrap().body_text();
     assert!(asked.contains(&*expected.to_string_lossy()), "{asked}");
