@@ -1,6 +1,6 @@
 //! The router: AgentScope's paths and methods, from one table.
 
-mod agent;
+pub(crate) mod agent;
 mod chat;
 mod credential;
 mod health;

@@ -304,6 +304,29 @@ async fn a_team_of_three_exchanges_messages_and_dissolves() {
     let w1 = member(&view, "w1");
     let w2 = member(&view, "w2");
     assert_eq!(view["team"]["members"][0]["agent"]["source"], "team");
+    assert!(
+        view["team"]["members"][0]["agent"]["data"]
+            .get("source")
+            .is_none()
+    );
+    // The workers are the team's: listed with it, not among the user's agents.
+    let (_, agents) = h.get("/agent/", "alice").await;
+    let listed: Vec<&str> = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert!(listed.contains(&lead.agent_id.as_str()), "{agents}");
+    assert!(!listed.contains(&w1.agent_id.as_str()), "{agents}");
+    assert!(!listed.contains(&w2.agent_id.as_str()), "{agents}");
+    assert!(
+        agents["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["source"] == "user")
+    );
 
     // Each worker got its task from the leader as a team message, and its
     // session is in the team and marked as minted by it.

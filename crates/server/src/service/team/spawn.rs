@@ -160,6 +160,7 @@ pub(super) async fn agent_create(caller: &Caller, input: &Value) -> TeamResult<S
         updated_at: stamp,
         data: json!({
             "name": name,
+            (crate::routes::agent::SOURCE_KEY): "team",
             "system_prompt": system_prompt,
             "chat_config": {
                 "context_config": template.context_config,

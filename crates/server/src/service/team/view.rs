@@ -9,17 +9,9 @@ use super::roster::{TeamData, dissolve};
 use crate::error::ApiResult;
 use crate::state::AppState;
 
-/// An agent as `AgentView` shows it; workers made for a team say so.
-fn agent_view(agent: &AgentRecord, worker: bool) -> Value {
-    json!({
-        "id": agent.id,
-        "updated_at": agent.updated_at,
-        "created_at": agent.created_at,
-        "user_id": agent.user_id,
-        "source": if worker { "team" } else { "user" },
-        "data": agent.data.as_object().cloned().unwrap_or_default(),
-        "editable": true,
-    })
+/// An agent as `AgentView` shows it (workers made for a team say so).
+fn agent_view(agent: &AgentRecord) -> Value {
+    serde_json::to_value(crate::routes::agent::view(agent.clone())).unwrap_or(Value::Null)
 }
 
 /// A team as `TeamRecord` shows it.
@@ -61,10 +53,7 @@ pub(crate) async fn session_team(
             .map(|s| s.agent_id),
     };
     let leader = match leader_agent_id {
-        Some(id) => storage
-            .get_agent(user, &id)
-            .await?
-            .map(|a| agent_view(&a, false)),
+        Some(id) => storage.get_agent(user, &id).await?.map(|a| agent_view(&a)),
         None => None,
     };
     let data: TeamData = serde_json::from_value(team.data.clone()).unwrap_or_default();
@@ -75,7 +64,7 @@ pub(crate) async fn session_team(
             .await?
         {
             members.push(json!({
-                "agent": agent_view(&agent, member.role == "created"),
+                "agent": agent_view(&agent),
                 "session_id": member.session_id,
             }));
         }
