@@ -83,8 +83,12 @@ pub(crate) fn doc_row(row: &impl Columns) -> Result<KnowledgeDocumentRecord> {
 }
 
 /// The statuses indexing has not finished with.
-pub(crate) const UNFINISHED: &str = "SELECT * FROM knowledge_documents WHERE status NOT IN ('ready', 'error') \
-     ORDER BY created_at, id";
+pub(crate) const UNFINISHED: &str = concat!(
+    "SELECT ",
+    crate::columns::knowledge_documents!(),
+    " FROM knowledge_documents WHERE status NOT IN ('ready', 'error') \
+     ORDER BY created_at, id"
+);
 
 /// The knowledge-base methods of a SQL backend `$backend` (whose `pool`
 /// field is visible where the macro is used); `$sql` turns a statement
@@ -125,7 +129,7 @@ macro_rules! knowledge_sql {
                     id: &str,
                 ) -> Result<Option<KnowledgeBaseRecord>> {
                     let row = sqlx::query(&sql(
-                        "SELECT * FROM knowledge_bases WHERE user_id = $1 AND id = $2",
+                        concat!("SELECT ", crate::columns::knowledge_bases!(), " FROM knowledge_bases WHERE user_id = $1 AND id = $2"),
                     ))
                     .bind(user)
                     .bind(id)
@@ -136,7 +140,7 @@ macro_rules! knowledge_sql {
 
                 pub(super) async fn kb_list(&self, user: &str) -> Result<Vec<KnowledgeBaseRecord>> {
                     let rows = sqlx::query(&sql(
-                        "SELECT * FROM knowledge_bases WHERE user_id = $1 ORDER BY created_at, id",
+                        concat!("SELECT ", crate::columns::knowledge_bases!(), " FROM knowledge_bases WHERE user_id = $1 ORDER BY created_at, id"),
                     ))
                     .bind(user)
                     .fetch_all(&self.pool)
@@ -209,8 +213,8 @@ macro_rules! knowledge_sql {
                     id: &str,
                 ) -> Result<Option<KnowledgeDocumentRecord>> {
                     let row = sqlx::query(&sql(
-                        "SELECT * FROM knowledge_documents WHERE user_id = $1 \
-                         AND knowledge_base_id = $2 AND id = $3",
+                        concat!("SELECT ", crate::columns::knowledge_documents!(), " FROM knowledge_documents WHERE user_id = $1 \
+                         AND knowledge_base_id = $2 AND id = $3"),
                     ))
                     .bind(user)
                     .bind(kb)
@@ -226,8 +230,8 @@ macro_rules! knowledge_sql {
                     kb: &str,
                 ) -> Result<Vec<KnowledgeDocumentRecord>> {
                     let rows = sqlx::query(&sql(
-                        "SELECT * FROM knowledge_documents WHERE user_id = $1 \
-                         AND knowledge_base_id = $2 ORDER BY created_at, id",
+                        concat!("SELECT ", crate::columns::knowledge_documents!(), " FROM knowledge_documents WHERE user_id = $1 \
+                         AND knowledge_base_id = $2 ORDER BY created_at, id"),
                     ))
                     .bind(user)
                     .bind(kb)

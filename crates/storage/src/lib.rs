@@ -47,6 +47,7 @@
 
 mod background;
 mod bus;
+mod columns;
 mod error;
 mod journal;
 mod knowledge;

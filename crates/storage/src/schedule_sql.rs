@@ -22,9 +22,11 @@ macro_rules! schedule_sql {
                     user: &str,
                     id: &str,
                 ) -> Result<Option<ScheduleRecord>> {
-                    let row = sqlx::query(&sql(
-                        "SELECT * FROM schedules WHERE user_id = $1 AND id = $2",
-                    ))
+                    let row = sqlx::query(&sql(concat!(
+                        "SELECT ",
+                        crate::columns::schedules!(),
+                        " FROM schedules WHERE user_id = $1 AND id = $2"
+                    )))
                     .bind(user)
                     .bind(id)
                     .fetch_optional(&self.pool)
@@ -33,23 +35,24 @@ macro_rules! schedule_sql {
                 }
 
                 pub(super) async fn schedule_update(&self, s: &ScheduleRecord) -> Result<()> {
-                    let done = sqlx::query(&sql(
-                        "UPDATE schedules SET data = $1, updated_at = $2 \
-                         WHERE user_id = $3 AND id = $4",
-                    ))
-                    .bind(s.data.to_string())
-                    .bind(&s.updated_at)
-                    .bind(&s.user_id)
-                    .bind(&s.id)
-                    .execute(&self.pool)
-                    .await?;
+                    let done =
+                        sqlx::query(&sql("UPDATE schedules SET data = $1, updated_at = $2 \
+                         WHERE user_id = $3 AND id = $4"))
+                        .bind(s.data.to_string())
+                        .bind(&s.updated_at)
+                        .bind(&s.user_id)
+                        .bind(&s.id)
+                        .execute(&self.pool)
+                        .await?;
                     crate::rows::found(done.rows_affected(), "schedule", &s.id)
                 }
 
                 pub(super) async fn schedule_list_all(&self) -> Result<Vec<ScheduleRecord>> {
-                    let rows = sqlx::query(&sql(
-                        "SELECT * FROM schedules ORDER BY created_at COLLATE \"C\", id COLLATE \"C\"",
-                    ))
+                    let rows = sqlx::query(&sql(concat!(
+                        "SELECT ",
+                        crate::columns::schedules!(),
+                        " FROM schedules ORDER BY created_at COLLATE \"C\", id COLLATE \"C\""
+                    )))
                     .fetch_all(&self.pool)
                     .await?;
                     rows.iter().map(schedule).collect()

@@ -83,12 +83,15 @@ macro_rules! team_sql {
                     user: &str,
                     id: &str,
                 ) -> Result<Option<TeamRecord>> {
-                    let row =
-                        sqlx::query(&sql("SELECT * FROM teams WHERE user_id = $1 AND id = $2"))
-                            .bind(user)
-                            .bind(id)
-                            .fetch_optional(&self.pool)
-                            .await?;
+                    let row = sqlx::query(&sql(concat!(
+                        "SELECT ",
+                        crate::columns::teams!(),
+                        " FROM teams WHERE user_id = $1 AND id = $2"
+                    )))
+                    .bind(user)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
                     row.as_ref().map(team_row).transpose()
                 }
 

@@ -28,19 +28,25 @@ impl PostgresStorage {
         user: &str,
         id: &str,
     ) -> Result<Option<McpLibraryRecord>> {
-        let row = sqlx::query("SELECT * FROM mcp_library WHERE user_id = $1 AND id = $2")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::mcp_library!(),
+            " FROM mcp_library WHERE user_id = $1 AND id = $2"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(mcp).transpose()
     }
 
     pub(super) async fn library_mcp_list(&self, user: &str) -> Result<Vec<McpLibraryRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM mcp_library WHERE user_id = $1 \
-             ORDER BY name COLLATE \"C\", id COLLATE \"C\"",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::mcp_library!(),
+            " FROM mcp_library WHERE user_id = $1 \
+             ORDER BY name COLLATE \"C\", id COLLATE \"C\""
+        ))
         .bind(user)
         .fetch_all(&self.pool)
         .await?;
@@ -88,19 +94,25 @@ impl PostgresStorage {
         user: &str,
         id: &str,
     ) -> Result<Option<SkillLibraryRecord>> {
-        let row = sqlx::query("SELECT * FROM skill_library WHERE user_id = $1 AND id = $2")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::skill_library!(),
+            " FROM skill_library WHERE user_id = $1 AND id = $2"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(skill).transpose()
     }
 
     pub(super) async fn library_skill_list(&self, user: &str) -> Result<Vec<SkillLibraryRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM skill_library WHERE user_id = $1 \
-             ORDER BY name COLLATE \"C\", id COLLATE \"C\"",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::skill_library!(),
+            " FROM skill_library WHERE user_id = $1 \
+             ORDER BY name COLLATE \"C\", id COLLATE \"C\""
+        ))
         .bind(user)
         .fetch_all(&self.pool)
         .await?;

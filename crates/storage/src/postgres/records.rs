@@ -41,19 +41,25 @@ impl PostgresStorage {
     }
 
     pub(super) async fn agent_get(&self, user: &str, id: &str) -> Result<Option<AgentRecord>> {
-        let row = sqlx::query("SELECT * FROM agents WHERE user_id = $1 AND id = $2")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::agents!(),
+            " FROM agents WHERE user_id = $1 AND id = $2"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(agent).transpose()
     }
 
     pub(super) async fn agent_list(&self, user: &str) -> Result<Vec<AgentRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM agents WHERE user_id = $1 \
-             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\"",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::agents!(),
+            " FROM agents WHERE user_id = $1 \
+             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\""
+        ))
         .bind(user)
         .fetch_all(&self.pool)
         .await?;
@@ -132,19 +138,25 @@ impl PostgresStorage {
         user: &str,
         id: &str,
     ) -> Result<Option<CredentialRecord>> {
-        let row = sqlx::query("SELECT * FROM credentials WHERE user_id = $1 AND id = $2")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::credentials!(),
+            " FROM credentials WHERE user_id = $1 AND id = $2"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(credential).transpose()
     }
 
     pub(super) async fn credential_list(&self, user: &str) -> Result<Vec<CredentialRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM credentials WHERE user_id = $1 \
-             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\"",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::credentials!(),
+            " FROM credentials WHERE user_id = $1 \
+             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\""
+        ))
         .bind(user)
         .fetch_all(&self.pool)
         .await?;
@@ -175,10 +187,12 @@ impl PostgresStorage {
     }
 
     pub(super) async fn schedule_list(&self, user: &str) -> Result<Vec<ScheduleRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM schedules WHERE user_id = $1 \
-             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\"",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::schedules!(),
+            " FROM schedules WHERE user_id = $1 \
+             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\""
+        ))
         .bind(user)
         .fetch_all(&self.pool)
         .await?;
@@ -199,10 +213,14 @@ impl PostgresStorage {
     }
 
     pub(super) async fn api_key_find(&self, hash: &str) -> Result<Option<ApiKeyRecord>> {
-        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = $1")
-            .bind(hash)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::api_keys!(),
+            " FROM api_keys WHERE hash = $1"
+        ))
+        .bind(hash)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(api_key).transpose()
     }
 }

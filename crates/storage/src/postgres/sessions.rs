@@ -29,11 +29,15 @@ impl PostgresStorage {
     }
 
     pub(super) async fn session_get(&self, user: &str, id: &str) -> Result<Option<SessionRecord>> {
-        let row = sqlx::query("SELECT * FROM sessions WHERE user_id = $1 AND id = $2")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::sessions!(),
+            " FROM sessions WHERE user_id = $1 AND id = $2"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(session).transpose()
     }
 
@@ -43,10 +47,12 @@ impl PostgresStorage {
         agent: &str,
         workspace: &str,
     ) -> Result<Option<SessionRecord>> {
-        let row = sqlx::query(
-            "SELECT * FROM sessions WHERE user_id = $1 AND agent_id = $2 AND workspace_id = $3 \
-             ORDER BY created_at COLLATE \"C\" LIMIT 1",
-        )
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::sessions!(),
+            " FROM sessions WHERE user_id = $1 AND agent_id = $2 AND workspace_id = $3 \
+             ORDER BY created_at COLLATE \"C\" LIMIT 1"
+        ))
         .bind(user)
         .bind(agent)
         .bind(workspace)
@@ -56,10 +62,12 @@ impl PostgresStorage {
     }
 
     pub(super) async fn session_list(&self, user: &str, agent: &str) -> Result<Vec<SessionRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM sessions WHERE user_id = $1 AND agent_id = $2 \
-             ORDER BY updated_at COLLATE \"C\" DESC, id COLLATE \"C\"",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::sessions!(),
+            " FROM sessions WHERE user_id = $1 AND agent_id = $2 \
+             ORDER BY updated_at COLLATE \"C\" DESC, id COLLATE \"C\""
+        ))
         .bind(user)
         .bind(agent)
         .fetch_all(&self.pool)

@@ -28,19 +28,27 @@ impl SqliteStorage {
         user: &str,
         id: &str,
     ) -> Result<Option<McpLibraryRecord>> {
-        let row = sqlx::query("SELECT * FROM mcp_library WHERE user_id = ? AND id = ?")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::mcp_library!(),
+            " FROM mcp_library WHERE user_id = ? AND id = ?"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(mcp).transpose()
     }
 
     pub(super) async fn library_mcp_list(&self, user: &str) -> Result<Vec<McpLibraryRecord>> {
-        let rows = sqlx::query("SELECT * FROM mcp_library WHERE user_id = ? ORDER BY name, id")
-            .bind(user)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::mcp_library!(),
+            " FROM mcp_library WHERE user_id = ? ORDER BY name, id"
+        ))
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter().map(mcp).collect()
     }
 
@@ -85,19 +93,27 @@ impl SqliteStorage {
         user: &str,
         id: &str,
     ) -> Result<Option<SkillLibraryRecord>> {
-        let row = sqlx::query("SELECT * FROM skill_library WHERE user_id = ? AND id = ?")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::skill_library!(),
+            " FROM skill_library WHERE user_id = ? AND id = ?"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(skill).transpose()
     }
 
     pub(super) async fn library_skill_list(&self, user: &str) -> Result<Vec<SkillLibraryRecord>> {
-        let rows = sqlx::query("SELECT * FROM skill_library WHERE user_id = ? ORDER BY name, id")
-            .bind(user)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::skill_library!(),
+            " FROM skill_library WHERE user_id = ? ORDER BY name, id"
+        ))
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter().map(skill).collect()
     }
 }

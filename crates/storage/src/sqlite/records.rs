@@ -30,19 +30,27 @@ impl SqliteStorage {
     }
 
     pub(super) async fn agent_get(&self, user: &str, id: &str) -> Result<Option<AgentRecord>> {
-        let row = sqlx::query("SELECT * FROM agents WHERE user_id = ? AND id = ?")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::agents!(),
+            " FROM agents WHERE user_id = ? AND id = ?"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(agent).transpose()
     }
 
     pub(super) async fn agent_list(&self, user: &str) -> Result<Vec<AgentRecord>> {
-        let rows = sqlx::query("SELECT * FROM agents WHERE user_id = ? ORDER BY created_at, id")
-            .bind(user)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::agents!(),
+            " FROM agents WHERE user_id = ? ORDER BY created_at, id"
+        ))
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter().map(agent).collect()
     }
 
@@ -119,20 +127,27 @@ impl SqliteStorage {
         user: &str,
         id: &str,
     ) -> Result<Option<CredentialRecord>> {
-        let row = sqlx::query("SELECT * FROM credentials WHERE user_id = ? AND id = ?")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::credentials!(),
+            " FROM credentials WHERE user_id = ? AND id = ?"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(credential).transpose()
     }
 
     pub(super) async fn credential_list(&self, user: &str) -> Result<Vec<CredentialRecord>> {
-        let rows =
-            sqlx::query("SELECT * FROM credentials WHERE user_id = ? ORDER BY created_at, id")
-                .bind(user)
-                .fetch_all(&self.pool)
-                .await?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::credentials!(),
+            " FROM credentials WHERE user_id = ? ORDER BY created_at, id"
+        ))
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter().map(credential).collect()
     }
 
@@ -160,10 +175,14 @@ impl SqliteStorage {
     }
 
     pub(super) async fn schedule_list(&self, user: &str) -> Result<Vec<ScheduleRecord>> {
-        let rows = sqlx::query("SELECT * FROM schedules WHERE user_id = ? ORDER BY created_at, id")
-            .bind(user)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::schedules!(),
+            " FROM schedules WHERE user_id = ? ORDER BY created_at, id"
+        ))
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter().map(schedule).collect()
     }
 
@@ -179,10 +198,14 @@ impl SqliteStorage {
     }
 
     pub(super) async fn api_key_find(&self, hash: &str) -> Result<Option<ApiKeyRecord>> {
-        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = ?")
-            .bind(hash)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::api_keys!(),
+            " FROM api_keys WHERE hash = ?"
+        ))
+        .bind(hash)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(api_key).transpose()
     }
 }

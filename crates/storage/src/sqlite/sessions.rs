@@ -20,11 +20,15 @@ impl SqliteStorage {
     }
 
     pub(super) async fn session_get(&self, user: &str, id: &str) -> Result<Option<SessionRecord>> {
-        let row = sqlx::query("SELECT * FROM sessions WHERE user_id = ? AND id = ?")
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::sessions!(),
+            " FROM sessions WHERE user_id = ? AND id = ?"
+        ))
+        .bind(user)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.as_ref().map(session).transpose()
     }
 
@@ -34,10 +38,12 @@ impl SqliteStorage {
         agent: &str,
         workspace: &str,
     ) -> Result<Option<SessionRecord>> {
-        let row = sqlx::query(
-            "SELECT * FROM sessions WHERE user_id = ? AND agent_id = ? AND workspace_id = ? \
-             ORDER BY created_at LIMIT 1",
-        )
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::sessions!(),
+            " FROM sessions WHERE user_id = ? AND agent_id = ? AND workspace_id = ? \
+             ORDER BY created_at LIMIT 1"
+        ))
         .bind(user)
         .bind(agent)
         .bind(workspace)
@@ -47,10 +53,12 @@ impl SqliteStorage {
     }
 
     pub(super) async fn session_list(&self, user: &str, agent: &str) -> Result<Vec<SessionRecord>> {
-        let rows = sqlx::query(
-            "SELECT * FROM sessions WHERE user_id = ? AND agent_id = ? \
-             ORDER BY updated_at DESC, id",
-        )
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            crate::columns::sessions!(),
+            " FROM sessions WHERE user_id = ? AND agent_id = ? \
+             ORDER BY updated_at DESC, id"
+        ))
         .bind(user)
         .bind(agent)
         .fetch_all(&self.pool)

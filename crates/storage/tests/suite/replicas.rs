@@ -11,6 +11,7 @@ storage_tests!(
     two_stores_on_one_database_see_each_others_writes,
     concurrent_commits_of_one_session_let_exactly_one_win,
     documents_round_trip_exactly_even_with_nul_characters,
+    a_column_a_newer_replica_adds_leaves_an_older_ones_reads_working,
 );
 
 fn session(user: &str) -> SessionRecord {
@@ -140,4 +141,48 @@ async fn postgres_connection_failures_are_typed_errors() {
     assert!(oxiscope_storage::is_postgres_url("POSTGRES://h/db"));
     assert!(!oxiscope_storage::is_postgres_url("sqlite:///tmp/x"));
     assert!(!oxiscope_storage::is_postgres_url("postgres"));
+}
+
+/// A rolling upgrade: a newer replica migrates (adds columns) while an
+/// older one keeps its prepared statements. Reads that named `*` were
+/// refused by PostgreSQL afterwards ("cached plan must not change result
+/// type"); named columns are not.
+async fn a_column_a_newer_replica_adds_leaves_an_older_ones_reads_working(site: &Site) {
+    use sqlx::Connection as _;
+    let store = site.open().await;
+    let s = session("u");
+    store.create_session(&s).await.unwrap();
+    let read = || async {
+        for _ in 0..4 {
+            assert!(store.get_session("u", &s.id).await.unwrap().is_some());
+            assert_eq!(store.list_sessions("u", "a").await.unwrap().len(), 1);
+            assert!(store.list_agents("u").await.unwrap().is_empty());
+            assert!(store.list_schedules("u").await.unwrap().is_empty());
+            assert!(store.list_credentials("u").await.unwrap().is_empty());
+        }
+    };
+    read().await;
+    let alter = [
+        "ALTER TABLE sessions ADD COLUMN newer_column TEXT",
+        "ALTER TABLE agents ADD COLUMN newer_column TEXT",
+        "ALTER TABLE schedules ADD COLUMN newer_column TEXT",
+        "ALTER TABLE credentials ADD COLUMN newer_column TEXT",
+    ];
+    match site {
+        Site::Postgres(url) => {
+            let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+            for statement in alter {
+                sqlx::query(statement).execute(&mut c).await.unwrap();
+            }
+        }
+        Site::Sqlite(dir) => {
+            let path = dir.path().join(oxiscope_storage::DATABASE_FILE);
+            let url = format!("sqlite://{}", path.display());
+            let mut c = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            for statement in alter {
+                sqlx::query(statement).execute(&mut c).await.unwrap();
+            }
+        }
+    }
+    read().await;
 }
