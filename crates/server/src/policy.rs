@@ -53,6 +53,10 @@ pub struct TenantPolicy {
     /// together (`max_team_members`, default 8); `AgentCreate` and
     /// `AgentInvite` beyond it are refused to the leader's model.
     pub max_team_members: usize,
+    /// The shortest time between two fires of a schedule, in seconds
+    /// (`min_schedule_interval_secs`, default 60); a rule that fires more
+    /// often is refused with a `422`.
+    pub min_schedule_interval_secs: u64,
 }
 
 /// The period a user token quota counts over.
@@ -123,6 +127,7 @@ impl Default for TenantPolicy {
             user_token_quota_window: QuotaWindow::Total,
             max_schedules_per_user: 100,
             max_team_members: 8,
+            min_schedule_interval_secs: 60,
         }
     }
 }

@@ -7,6 +7,12 @@
 //! reasoning step, recorded in the reply like any hint. A session parked
 //! with no run waiting keeps the hint in its inbox instead (see
 //! [`deliver_hint`](super::deliver::deliver_hint)).
+//!
+//! Replies started by hints alone are bounded: a hint is dropped (logged)
+//! when the user is over the token quota, or after [`MAX_HINT_RUNS`] such
+//! replies since the session's last user input, so agents that message
+//! each other (a team) cannot run for ever on a model that reports no
+//! tokens.
 
 use futures_util::future::BoxFuture;
 use oxiscope_agent::{Agent, Middleware, PrepHint, ReasoningPrep};
@@ -15,6 +21,54 @@ use serde_json::{Value, json};
 
 /// The `middle_context` entry holding deferred hints.
 pub(crate) const KEY: &str = "oxiscope_deferred_hints";
+
+/// The `middle_context` entry counting replies started by hints alone
+/// since the last user input.
+pub(crate) const HINT_RUNS_KEY: &str = "oxiscope_hint_runs";
+
+/// The most replies hints alone may start between two user inputs of a
+/// session; later hints are dropped (logged) until the user writes again.
+pub(crate) const MAX_HINT_RUNS: u64 = 50;
+
+/// Whether a reply started by a hint may run now: the user is within the
+/// token quota and the session within [`MAX_HINT_RUNS`]; counts it.
+///
+/// # Errors
+/// Why not, for the log.
+pub(crate) async fn admit_hint_run(
+    state: &crate::state::AppState,
+    user_id: &str,
+    agent: &Agent,
+) -> Result<(), String> {
+    super::check_quota(state, user_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut agent_state = agent.state().await;
+    let runs = agent_state
+        .middle_context
+        .get(HINT_RUNS_KEY)
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if runs >= MAX_HINT_RUNS {
+        return Err(format!(
+            "{runs} replies were started by hints since the user last wrote \
+             (at most {MAX_HINT_RUNS})"
+        ));
+    }
+    agent_state
+        .middle_context
+        .insert(HINT_RUNS_KEY.to_owned(), Value::from(runs + 1));
+    agent.set_state(agent_state).await;
+    Ok(())
+}
+
+/// A user input: hints may start replies again.
+pub(crate) async fn user_turn(agent: &Agent) {
+    let mut agent_state = agent.state().await;
+    if agent_state.middle_context.remove(HINT_RUNS_KEY).is_some() {
+        agent.set_state(agent_state).await;
+    }
+}
 
 /// Whether `msgs` are hint messages only (what `deliver_hint` queues).
 pub(crate) fn hint_only(msgs: &[Msg]) -> bool {
@@ -78,6 +132,36 @@ mod tests {
     use oxiscope_message::HintBlock;
 
     use super::*;
+
+    #[tokio::test]
+    async fn hints_alone_start_a_bounded_number_of_replies_between_user_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = std::sync::Arc::new(
+            oxiscope_storage::SqliteStorage::open(dir.path())
+                .await
+                .unwrap(),
+        );
+        let state = crate::state::AppState::new(
+            storage,
+            std::sync::Arc::new(oxiscope_storage::InMemoryBus::new()),
+            crate::crypto::Sealer::from_key(&[5; 32]),
+            crate::ServerConfig::new(dir.path()),
+        );
+        let model = std::sync::Arc::new(oxiscope_test_support::ScriptedModel::new([]));
+        let agent = Agent::builder("a", model).build().unwrap();
+        for _ in 0..MAX_HINT_RUNS {
+            admit_hint_run(&state, "u", &agent).await.unwrap();
+        }
+        let why = admit_hint_run(&state, "u", &agent).await.unwrap_err();
+        assert!(why.contains("at most 50"), "{why}");
+        // The count is kept with the state (saved with the session).
+        assert_eq!(
+            agent.state().await.middle_context[HINT_RUNS_KEY],
+            Value::from(MAX_HINT_RUNS)
+        );
+        user_turn(&agent).await;
+        admit_hint_run(&state, "u", &agent).await.unwrap();
+    }
 
     #[test]
     fn only_assistant_hint_messages_are_hints() {

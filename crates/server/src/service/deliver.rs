@@ -29,6 +29,9 @@ pub(crate) async fn deliver_hint(
     sender: &str,
     hint: HintBlock,
 ) -> ApiResult<()> {
+    // Over the token quota nothing more runs for the user: say so to the
+    // sender (a team tool reads it) instead of queueing.
+    super::check_quota(state, user_id).await?;
     let storage = state.storage();
     let session = storage
         .get_session(user_id, session_id)

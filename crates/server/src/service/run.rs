@@ -137,7 +137,11 @@ pub(crate) async fn wake(
         .try_lock(&session.id, state.config().lock_ttl)
         .await?
     {
-        serve_inbox(state, agent, session, lease).await;
+        // Building the agent (its MCP servers may take long to start) runs
+        // apart, so a caller (a schedule's tick, a team tool, a chat that
+        // queued a resume) never waits on another session's build.
+        let (state, agent, session) = (state.clone(), agent.clone(), session.clone());
+        tokio::spawn(async move { serve_inbox(&state, &agent, &session, lease).await });
     }
     Ok(())
 }
@@ -348,18 +352,31 @@ async fn serve(
                 None => return,
             },
         };
-        // A hint for a parked reply waits in its state for the resumed
-        // reply instead of closing it.
         if let ReplyInput::Msgs(msgs) = &input
             && super::deferred::hint_only(msgs)
-            && runner.agent.state().await.is_parked()
         {
-            super::deferred::defer(&runner.agent, msgs).await;
-            if let Err(e) = commit(state, session_id, &runner.agent, revision, &[]).await {
-                tracing::error!(session_id, error = %e, "keeping a hint for the parked reply failed");
-                return;
+            // A hint for a parked reply waits in its state for the resumed
+            // reply instead of closing it.
+            if runner.agent.state().await.is_parked() {
+                super::deferred::defer(&runner.agent, msgs).await;
+                if let Err(e) = commit(state, session_id, &runner.agent, revision, &[]).await {
+                    tracing::error!(session_id, error = %e, "keeping a hint for the parked reply failed");
+                    return;
+                }
+                continue;
             }
-            continue;
+            // Replies started by hints alone (team messages, background
+            // results) are bounded: by the user's token quota, and in
+            // number between two user inputs, so agents messaging each
+            // other cannot run for ever.
+            if let Err(why) =
+                super::deferred::admit_hint_run(state, &runner.user_id, &runner.agent).await
+            {
+                tracing::warn!(session_id, "a hint was dropped: {why}");
+                continue;
+            }
+        } else if let ReplyInput::Msgs(_) = &input {
+            super::deferred::user_turn(&runner.agent).await;
         }
         let mut tally = RunTally::start(state, &runner.user_id, session_id);
         // The failure is reported as text from here on (log, stream).

@@ -80,6 +80,40 @@ impl Spec {
     }
 
     /// The latest occurrence at or before `t`.
+    /// The shortest gap between the next occurrences after `t` (a sample
+    /// of 32), `None` for a rule that fires at most once more.
+    pub(crate) fn shortest_gap(&self, t: DateTime<Utc>) -> Option<chrono::Duration> {
+        let mut at = self.next_after(t)?;
+        let mut shortest: Option<chrono::Duration> = None;
+        for _ in 0..32 {
+            let Some(next) = self.next_after(at) else {
+                break;
+            };
+            let gap = next - at;
+            shortest = Some(shortest.map_or(gap, |s| s.min(gap)));
+            at = next;
+        }
+        shortest
+    }
+
+    /// Refuses (422 at `cron_expression`) a rule that fires more often
+    /// than every `min_secs` seconds.
+    pub(crate) fn check_interval(&self, min_secs: u64, t: DateTime<Utc>) -> ApiResult<()> {
+        let min = chrono::Duration::seconds(i64::try_from(min_secs).unwrap_or(i64::MAX));
+        match self.shortest_gap(t) {
+            Some(gap) if gap < min => Err(ApiError::invalid(
+                &["body", "cron_expression"],
+                format!(
+                    "The schedule fires every {} s; this server allows one fire every {min_secs} s \
+                     at most (min_schedule_interval_secs).",
+                    gap.num_seconds()
+                ),
+                "value_error",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn latest_until(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
         self.cron
             .find_previous_occurrence(&t.with_timezone(&self.tz), true)
@@ -173,7 +207,8 @@ pub(crate) async fn create_from(
     at: DateTime<Utc>,
     provenance: Provenance,
 ) -> ApiResult<String> {
-    Spec::parse(&body.cron_expression, &body.timezone)?;
+    Spec::parse(&body.cron_expression, &body.timezone)?
+        .check_interval(state.config().policy.min_schedule_interval_secs, at)?;
     if let (Some(start), Some(end)) = (provenance.started_at, provenance.ended_at)
         && end <= start
     {
@@ -282,7 +317,7 @@ pub(crate) async fn update(
             data.insert("armed_at".into(), at.to_rfc3339().into());
         }
         let data = Value::Object(data);
-        spec_of(&data)?;
+        spec_of(&data)?.check_interval(state.config().policy.min_schedule_interval_secs, at)?;
         record.data = data;
         record.updated_at = now();
         Ok(true)
@@ -381,6 +416,8 @@ pub(crate) async fn delete(state: &AppState, user: &str, id: &str) -> ApiResult<
         return Err(ApiError::NotFound(format!("Schedule {id} not found")));
     }
     for session in sessions_of(state, &record).await? {
+        // A team the session leads or belongs to lets go of it first.
+        super::team::session_deleting(state, user, &session.id).await?;
         state.storage().delete_session(user, &session.id).await?;
         forget_session(state, &session.id).await?;
     }

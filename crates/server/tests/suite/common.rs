@@ -143,6 +143,8 @@ impl Harness {
                     // default rule pass their own policy.
                     .with_policy(oxiscope_server::TenantPolicy {
                         private_model_endpoints: true,
+                        // Schedule tests fire every second.
+                        min_schedule_interval_secs: 1,
                         ..oxiscope_server::TenantPolicy::default()
                     }),
             ),

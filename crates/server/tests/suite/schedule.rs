@@ -350,6 +350,12 @@ async fn a_user_cannot_keep_more_schedules_than_the_policy_allows() {
     })
     .await;
     let s = h.setup("u").await;
+    // By default a schedule fires once a minute at most.
+    let (code, e) = h
+        .post("/schedule/", "u", body(&s, "*/10 * * * * *", "UTC"))
+        .await;
+    assert_eq!(code, 422, "{e}");
+    assert!(e.to_string().contains("min_schedule_interval_secs"), "{e}");
     for _ in 0..2 {
         let (code, e) = h
             .post("/schedule/", "u", body(&s, "0 1 * * *", "UTC"))

@@ -366,6 +366,33 @@ async fn a_team_of_three_exchanges_messages_and_dissolves() {
     );
     let w2_requests = models.seen(W2);
     assert!(w2_requests >= 3, "{w2_requests}");
+    // A worker is offered TeamSay and its own tools, nothing that makes
+    // agents, sessions or schedules; the leader is offered those.
+    let offered = |body: &str| -> Vec<String> {
+        let body: Value = serde_json::from_str(body).unwrap();
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let worker_tools = offered(&models.bodies(W2)[0]);
+    assert!(
+        worker_tools.iter().any(|t| t == "TeamSay"),
+        "{worker_tools:?}"
+    );
+    for leader_only in ["TeamCreate", "AgentCreate", "TeamDelete", "ScheduleCreate"] {
+        assert!(
+            !worker_tools.iter().any(|t| t == leader_only),
+            "{worker_tools:?}"
+        );
+    }
+    let leader_tools = offered(&models.bodies(LEAD)[0]);
+    assert!(
+        leader_tools.iter().any(|t| t == "ScheduleCreate"),
+        "{leader_tools:?}"
+    );
 
     // Broadcast, a name that is no member, another user's agent (not a
     // candidate: only the user's own invitable agents are), and inviting
@@ -519,7 +546,7 @@ async fn deleting_the_leader_session_dissolves_its_team() {
     models.push(LEAD, answer("ok"));
     let (code, body) = h.chat("alice", &lead, user_msg("go")).await;
     assert_eq!(code, 200, "{body}");
-    let text = wait_for(&h, &lead, "the refusals", has("cannot contain")).await;
+    let text = wait_for(&h, &lead, "the refusals", has("must be 1 to 64 letters")).await;
     assert!(
         text.contains(r#"a team member named \"w1\" exists already"#),
         "{text}"

@@ -24,10 +24,17 @@ pub(crate) struct TeamMiddleware {
     tools: Vec<Arc<dyn Tool>>,
     /// For members: the rule that they report before a reply ends.
     nudge: Option<Nudge>,
+    /// Whether the session is a member (not the leader) of a team.
+    worker: bool,
 }
 
 impl Middleware for TeamMiddleware {
     fn list_tools(&self, tools: &mut ToolList, _state: &AgentState) {
+        if self.worker {
+            // A worker works for its leader: it schedules nothing of its
+            // own (a scheduled run would be a session outside the team).
+            tools.retain(|t| !t.function.name.starts_with("Schedule"));
+        }
         for tool in &self.tools {
             if !tools.contains(tool.name()) {
                 tools.add(Arc::clone(tool));
@@ -75,6 +82,7 @@ pub(crate) async fn team_middleware(
         return Ok(TeamMiddleware {
             tools: vec![tool(Kind::WorkerSay)],
             nudge: leader,
+            worker: true,
         });
     }
     let mut tools = vec![
@@ -106,7 +114,11 @@ pub(crate) async fn team_middleware(
         }
         tools.push(Arc::new(invite.with(description, schema)));
     }
-    Ok(TeamMiddleware { tools, nudge: None })
+    Ok(TeamMiddleware {
+        tools,
+        nudge: None,
+        worker: false,
+    })
 }
 
 /// `AgentCreate`, with a `subagent_type` choice when the operator added

@@ -123,8 +123,16 @@ pub(super) async fn agent_create(caller: &Caller, input: &Value) -> TeamResult<S
     let name = arg(input, "name")?;
     let description = arg(input, "description")?;
     let prompt = arg(input, "prompt")?;
-    if name.contains('@') {
-        return refuse(format!("the member name {name:?} cannot contain '@'."));
+    // Names are framed into other members' messages (`from="..."`):
+    // plain ones only, so no name can forge the framing.
+    let plain = name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !plain {
+        return refuse(format!(
+            "the member name {name:?} must be 1 to 64 letters, digits, '_' or '-'."
+        ));
     }
     let templates = std::sync::Arc::clone(&caller.state.config().team_templates);
     let kind = match input.get("subagent_type") {

@@ -80,7 +80,9 @@ impl Tool for TeamTool {
     fn flags(&self) -> ToolFlags {
         ToolFlags {
             concurrency_safe: matches!(self.kind, Kind::LeaderSay | Kind::WorkerSay),
-            read_only: true,
+            // Only messages change nothing; the other tools create and
+            // delete agents and sessions (not for a read-only mode).
+            read_only: matches!(self.kind, Kind::LeaderSay | Kind::WorkerSay),
             ..ToolFlags::default()
         }
     }
@@ -153,7 +155,7 @@ fn text(kind: Kind) -> (&'static str, Value) {
                 &json!({
                     "name": string(
                         "A short name for the new member, unique in the team (the leader's \
-                         name included), without '@'. TeamSay addresses it by this name."
+                         name included): 1 to 64 letters, digits, '_' or '-'. TeamSay addresses it by this name."
                     ),
                     "description": string(
                         "One sentence on the member's role; it becomes part of its system prompt."

@@ -106,5 +106,10 @@ pub(crate) async fn session_deleting(
         .map_err(|e| crate::error::ApiError::Internal(format!("a team document: {e}")))?;
     team.updated_at = oxiscope_storage::now();
     storage.update_team(&team).await?;
+    // A worker the team created has no life outside it: its agent goes
+    // with its session (it is not listed among the user's agents).
+    if member.role == "created" {
+        storage.delete_agent(user, &member.agent_id).await?;
+    }
     Ok(())
 }
