@@ -15,7 +15,7 @@ use chrono_tz::Tz;
 use croner::Cron;
 use croner::parser::{CronParser, Seconds};
 use oxiscope_permission::PermissionMode;
-use oxiscope_storage::{ScheduleRecord, SessionRecord, new_id, now};
+use oxiscope_storage::{RunLease, ScheduleRecord, SessionRecord, new_id, now};
 use serde_json::{Map, Value, json};
 
 use super::forget_session;
@@ -218,6 +218,28 @@ pub(crate) async fn create_from(
             "value_error",
         ));
     }
+    // Counted and stored under the user's lease, so concurrent creates
+    // cannot pass the cap together.
+    let Some(held) = lease(state, &format!("schedules-of:{user}"), true).await? else {
+        return Err(ApiError::Conflict(
+            "The schedules are busy; try again.".to_owned(),
+        ));
+    };
+    let outcome = create_counted(state, user, body, at, provenance).await;
+    if let Err(e) = state.bus().unlock(&held).await {
+        tracing::warn!(user, error = %e, "releasing a schedule lease failed");
+    }
+    outcome
+}
+
+/// [`create_from`], holding the user's schedule lease.
+async fn create_counted(
+    state: &AppState,
+    user: &str,
+    body: CreateScheduleRequest,
+    at: DateTime<Utc>,
+    provenance: Provenance,
+) -> ApiResult<String> {
     let storage = state.storage();
     let most = state.config().policy.max_schedules_per_user;
     if storage.list_schedules(user).await?.len() >= most {
@@ -346,22 +368,8 @@ pub(crate) async fn edit_locked(
     wait: bool,
     edit: impl FnOnce(&mut ScheduleRecord) -> ApiResult<bool>,
 ) -> ApiResult<Option<ScheduleRecord>> {
-    let key = format!("schedule:{id}");
-    let mut tries = 0;
-    let lease = loop {
-        if let Some(lease) = state.bus().try_lock(&key, EDIT_TTL).await? {
-            break lease;
-        }
-        tries += 1;
-        if !wait {
-            return Ok(None);
-        }
-        if tries >= 100 {
-            return Err(ApiError::Conflict(format!(
-                "Schedule {id} is busy; try again."
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    let Some(lease) = lease(state, &format!("schedule:{id}"), wait).await? else {
+        return Ok(None);
     };
     let outcome = async {
         let Some(mut record) = state.storage().get_schedule(user, id).await? else {
@@ -378,6 +386,26 @@ pub(crate) async fn edit_locked(
         tracing::warn!(schedule_id = id, error = %e, "releasing a schedule lease failed");
     }
     outcome
+}
+
+/// Takes the bus lease `key` (waiting up to about 2 s when `wait`);
+/// `None` when it is held and `wait` is off.
+///
+/// # Errors
+/// 409 when it stays held; the bus's failure.
+async fn lease(state: &AppState, key: &str, wait: bool) -> ApiResult<Option<RunLease>> {
+    for _ in 0..100 {
+        if let Some(lease) = state.bus().try_lock(key, EDIT_TTL).await? {
+            return Ok(Some(lease));
+        }
+        if !wait {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(ApiError::Conflict(
+        "The schedules are busy; try again.".to_owned(),
+    ))
 }
 
 /// The sessions schedule `id` opened, newest first.

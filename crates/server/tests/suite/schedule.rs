@@ -384,3 +384,24 @@ async fn a_user_cannot_keep_more_schedules_than_the_policy_allows() {
         .await;
     assert_eq!(code, 201);
 }
+
+#[tokio::test]
+async fn schedules_created_at_once_stay_within_the_cap() {
+    let h = Harness::start_with_policy(oxiscope_server::TenantPolicy {
+        max_schedules_per_user: 3,
+        private_model_endpoints: true,
+        ..oxiscope_server::TenantPolicy::default()
+    })
+    .await;
+    let s = h.setup("u").await;
+    let creates = (0..12).map(|_| h.post("/schedule/", "u", body(&s, "0 1 * * *", "UTC")));
+    let codes: Vec<u16> = futures_util::future::join_all(creates)
+        .await
+        .into_iter()
+        .map(|(code, _)| code)
+        .collect();
+    assert_eq!(codes.iter().filter(|c| **c == 201).count(), 3, "{codes:?}");
+    assert!(codes.iter().all(|c| [201, 403].contains(c)), "{codes:?}");
+    let (_, list) = h.get("/schedule/", "u").await;
+    assert_eq!(list["total"], 3);
+}
