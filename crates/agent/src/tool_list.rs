@@ -73,6 +73,16 @@ impl ToolList {
         self.names().any(|n| n == name)
     }
 
+    /// Offers each of `tools` that is not offered yet (a middleware that
+    /// adds the same tools before every step), quietly skipping the rest.
+    pub fn add_missing<'a>(&mut self, tools: impl IntoIterator<Item = &'a Arc<dyn Tool>>) {
+        for tool in tools {
+            if !self.contains(tool.name()) {
+                self.add(Arc::clone(tool));
+            }
+        }
+    }
+
     /// Offers `tool` (after the tools already offered) and runs it when the
     /// model calls it. Returns `false`, leaving the list unchanged, when a
     /// tool of that name is offered already (take it away with

@@ -176,11 +176,7 @@ pub(crate) struct ScheduleToolsMiddleware {
 
 impl Middleware for ScheduleToolsMiddleware {
     fn list_tools(&self, tools: &mut ToolList, _state: &AgentState) {
-        for tool in &self.tools {
-            if !tools.contains(tool.name()) {
-                tools.add(Arc::clone(tool));
-            }
-        }
+        tools.add_missing(&self.tools);
     }
 }
 

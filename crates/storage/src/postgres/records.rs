@@ -1,22 +1,11 @@
 //! Agents, credentials, schedules and API keys: owner-scoped documents.
 
 use super::{PostgresStorage, param};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::Document;
 use crate::record::{AgentRecord, ApiKeyRecord, CredentialRecord, ScheduleRecord};
 use crate::rows::{agent, api_key, credential, schedule};
 use crate::sql_storage::OwnedTable;
-
-/// [`Error::NotFound`] when an update touched no row.
-fn found(rows: u64, kind: &'static str, id: &str) -> Result<()> {
-    if rows == 0 {
-        return Err(Error::NotFound {
-            kind,
-            id: id.to_owned(),
-        });
-    }
-    Ok(())
-}
 
 impl PostgresStorage {
     pub(super) async fn ping_db(&self) -> Result<()> {
@@ -76,7 +65,7 @@ impl PostgresStorage {
         .bind(&a.id)
         .execute(&self.pool)
         .await?;
-        found(done.rows_affected(), "agent", &a.id)
+        crate::rows::found(done.rows_affected(), "agent", &a.id)
     }
 
     /// Deletes an agent with its sessions and their messages, in one
@@ -173,7 +162,7 @@ impl PostgresStorage {
         .bind(&c.id)
         .execute(&self.pool)
         .await?;
-        found(done.rows_affected(), "credential", &c.id)
+        crate::rows::found(done.rows_affected(), "credential", &c.id)
     }
 
     pub(super) async fn schedule_insert(&self, s: &ScheduleRecord) -> Result<()> {

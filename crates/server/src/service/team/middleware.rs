@@ -35,11 +35,7 @@ impl Middleware for TeamMiddleware {
             // own (a scheduled run would be a session outside the team).
             tools.retain(|t| !t.function.name.starts_with("Schedule"));
         }
-        for tool in &self.tools {
-            if !tools.contains(tool.name()) {
-                tools.add(Arc::clone(tool));
-            }
-        }
+        tools.add_missing(&self.tools);
     }
 
     fn on_reply_end(&self, reply: &Msg, state: &AgentState) -> ReplyEndAction {
