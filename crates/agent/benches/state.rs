@@ -21,35 +21,39 @@
 //! Run with `cargo bench -p oxiscope-agent --bench state`.
 //!
 //! Numbers on the shared 2-core development machine (medians; timings are
-//! noisy there, load average ~4):
+//! noisy there, so the fastest sample is given too):
 //!
-//! | | before | after | target |
-//! |---|---|---|---|
-//! | RSS per idle agent restored from 50 messages | 99.2 KiB | 70.3 KiB | <= 48 KiB |
-//! | the same state as a `serde_json::Value` | | 296.5 KiB | (comparison) |
-//! | saved state, AgentScope's 200 messages | 202,935 B | 202,935 B | <= AgentScope's 202,935 B |
-//! | saved state, this bench's 200 messages | 164,128 B | 164,128 B | |
-//! | save + load round trip, 200 messages | 706 µs | 425-452 µs | <= 0.5 ms |
-//! | load alone | 550 µs | 307-319 µs | |
-//! | save alone | 127 µs | 110-132 µs | |
+//! | | first measured | session 6 | now | target |
+//! |---|---|---|---|---|
+//! | RSS per idle agent restored from 50 messages | 99.2 KiB | 70.3 KiB | 42.5 KiB | <= 48 KiB |
+//! | the same state as a `serde_json::Value` | | 296.5 KiB | 296.5 KiB | (comparison) |
+//! | saved state, AgentScope's 200 messages | 202,935 B | 202,935 B | 202,935 B | <= AgentScope's 202,935 B |
+//! | saved state, this bench's 200 messages | 164,128 B | 164,128 B | 164,128 B | |
+//! | save + load round trip, 200 messages | 706 µs | 425-452 µs | 466-476 µs (fastest 438) | <= 0.5 ms |
+//! | load alone | 550 µs | 307-319 µs | 314-326 µs (fastest 308) | |
+//! | save alone | 127 µs | 110-132 µs | 134-142 µs (fastest 132) | |
 //!
-//! What changed: blocks are parsed in one pass (they went through a
+//! Session 6: blocks are parsed in one pass (they went through a
 //! `serde_json::Value` object each), tool outputs and summaries without
 //! untagged-enum buffering, and parsed lists are trimmed to their length (a
-//! one-block message kept room for four 208-byte blocks; the context up to
-//! twice its messages). The agent holds its system prompt as a shared
-//! `Arc<str>` and takes the default toolkit, backend and configs from
-//! process-wide shared values instead of making them per agent (~2 KiB per
-//! agent left, the state is the rest).
+//! one-block message kept room for four blocks; the context up to twice its
+//! messages). The agent holds its system prompt as a shared `Arc<str>` and
+//! takes the default toolkit, backend and configs from process-wide shared
+//! values instead of making them per agent (~0.5 KiB per agent left, the
+//! state is the rest).
 //!
-//! Where the remaining ~68 KiB of a 50-message state go (89 blocks), roughly:
-//! the messages themselves (50 x 344 B `Msg`, ~17 KiB), the blocks (89 x
-//! 208 B `ContentBlock`, sized by its largest variant, ~18 KiB), ids and
-//! timestamps (~350 heap strings of 13-32 bytes in 32- or 48-byte
-//! allocations, ~20 KiB) and the text itself (~13 KiB). Reaching
-//! 48 KiB needs the public message types to change (rare `Msg` fields and
-//! the block maps boxed, timestamps and ids stored inline instead of as
-//! `String`), which reaches into every crate that builds messages.
+//! Session 7, the message types themselves: ids are
+//! [`oxiscope_message::Id`] (kept inline up to 38 bytes: a 32-hex id was a
+//! 24-byte `String` plus a 48-byte allocation), timestamps
+//! [`oxiscope_message::Stamp`] (8 packed bytes for the canonical form, which
+//! is what both AgentScope and Oxiscope write; any other text kept as
+//! written), empty `metadata` / thinking `extra` objects one null pointer
+//! ([`oxiscope_message::Metadata`], a 72-byte order-preserving map before),
+//! and the rare `structured_output` and `error` of a message boxed.
+//! `Msg` went from 344 to 192 bytes, `ContentBlock` from 208 to 160, and
+//! ~330 of a 50-message state's heap allocations are gone. Saving writes
+//! each timestamp from its fields (~10 ns), which is why save is a few
+//! microseconds slower than when it copied strings.
 
 #![allow(
     missing_docs,
@@ -168,7 +172,7 @@ fn conversation(messages: usize) -> AgentState {
         });
         answer.finished_at = Some(answer.created_at.clone());
         answer.finished_reason = Some(oxiscope_message::ReplyFinishedReason::Completed);
-        state.reply_context.reply_id = answer.id.clone();
+        state.reply_context.reply_id = answer.id.to_string();
         state.reply_context.cur_iter = 2;
         state.context.push(answer);
     }

@@ -93,7 +93,7 @@ pub(crate) async fn act(run: &mut Run<'_>, state: &mut AgentState) -> Result<(),
                 execute(run, &session, std::mem::take(&mut batch)).await?;
                 let text = crate::structured::DONE_TEXT;
                 close_with(run, &reply_id, &call, ToolResultState::Success, text).await?;
-                run.reply().structured_output = Some(value.clone());
+                run.reply().structured_output = Some(Box::new(value.clone()));
                 state.reply_context.structured_output = Some(value);
             }
         }
@@ -109,7 +109,7 @@ pub(crate) async fn act(run: &mut Run<'_>, state: &mut AgentState) -> Result<(),
     if !external.is_empty() {
         for call in &external {
             let start =
-                ToolResultStartEvent::new(reply_id.clone(), call.id.clone(), call.name.clone());
+                ToolResultStartEvent::new(reply_id.clone(), call.id.to_string(), call.name.clone());
             run.emit(start.into()).await?;
         }
         run.emit(RequireExternalExecutionEvent::new(reply_id.clone(), external).into())
@@ -271,11 +271,11 @@ async fn close_with(
     text: &str,
 ) -> Result<(), AgentError> {
     let r = reply_id.to_owned();
-    run.emit(ToolResultStartEvent::new(r.clone(), call.id.clone(), call.name.clone()).into())
+    run.emit(ToolResultStartEvent::new(r.clone(), call.id.to_string(), call.name.clone()).into())
         .await?;
-    run.emit(ToolResultTextDeltaEvent::new(r.clone(), call.id.clone(), text.to_owned()).into())
+    run.emit(ToolResultTextDeltaEvent::new(r.clone(), call.id.to_string(), text.to_owned()).into())
         .await?;
-    run.emit(ToolResultEndEvent::new(r, call.id.clone(), result_state).into())
+    run.emit(ToolResultEndEvent::new(r, call.id.to_string(), result_state).into())
         .await
 }
 
@@ -293,7 +293,8 @@ async fn execute(
     let mut streams = Vec::with_capacity(batch.len());
     let mut states = Vec::with_capacity(batch.len());
     for (index, (call, _, input)) in batch.into_iter().enumerate() {
-        let start = ToolResultStartEvent::new(reply_id.clone(), call.id.clone(), call.name.clone());
+        let start =
+            ToolResultStartEvent::new(reply_id.clone(), call.id.to_string(), call.name.clone());
         run.emit(start.into()).await?;
         let ctx = run
             .inner
@@ -333,8 +334,10 @@ async fn execute(
         if chunk.is_last {
             *done = true;
             let end_state = settle(*result_state);
-            run.emit(ToolResultEndEvent::new(reply_id.clone(), call_id.clone(), end_state).into())
-                .await?;
+            run.emit(
+                ToolResultEndEvent::new(reply_id.clone(), call_id.to_string(), end_state).into(),
+            )
+            .await?;
             keep_metadata(run, call_id, &chunk);
         }
     }
@@ -344,7 +347,11 @@ async fn execute(
     }
     for (call_id, result_state, done) in states {
         if !done {
-            let end = ToolResultEndEvent::new(reply_id.clone(), call_id, settle(result_state));
+            let end = ToolResultEndEvent::new(
+                reply_id.clone(),
+                call_id.to_string(),
+                settle(result_state),
+            );
             run.emit(end.into()).await?;
         }
     }

@@ -2,7 +2,7 @@
 //! kept in the agent state with [`apply_event`] (so the state always
 //! equals what the stream rebuilds), then sent to the consumer.
 
-use oxiscope_message::{AgentEvent, AppendError, Appended, Msg, Stamper};
+use oxiscope_message::{AgentEvent, AppendError, Appended, Id, Msg, Stamp, Stamper};
 use tokio::sync::mpsc;
 
 use crate::error::AgentError;
@@ -25,12 +25,12 @@ pub fn apply_event(msg: &mut Msg, event: &AgentEvent) -> Result<Appended, Append
 struct EventStamp<'a>(&'a AgentEvent);
 
 impl Stamper for EventStamp<'_> {
-    fn new_id(&self) -> String {
-        self.0.id().to_owned()
+    fn new_id(&self) -> Id {
+        self.0.id().into()
     }
 
-    fn now(&self) -> String {
-        self.0.created_at().to_owned()
+    fn now(&self) -> Stamp {
+        self.0.created_at().clone()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Resuming a parked reply: confirmations, external results, interrupts.
 
 use oxiscope_message::{
-    AgentEvent, ContentBlock, DataSource, ExternalExecutionResultEvent, MediaBlock, Msg,
+    AgentEvent, ContentBlock, DataSource, ExternalExecutionResultEvent, Id, MediaBlock, Msg,
     RichContent, ToolResultDataDeltaEvent, ToolResultEndEvent, ToolResultStartEvent,
     ToolResultState, ToolResultTextDeltaEvent, UserConfirmResultEvent,
 };
@@ -31,7 +31,7 @@ pub(crate) fn check_confirm(
     state: &AgentState,
     event: &UserConfirmResultEvent,
 ) -> Result<(), AgentError> {
-    let asking: Vec<String> = state
+    let asking: Vec<Id> = state
         .reply_msg()
         .map(|m| {
             pending_calls(m)
@@ -79,10 +79,15 @@ pub(crate) async fn apply_confirm(
         let call = &answer.tool_call;
         let text = denied_text(&call.name);
         let events: [AgentEvent; 3] = [
-            ToolResultStartEvent::new(reply_id.clone(), call.id.clone(), call.name.clone()).into(),
-            ToolResultTextDeltaEvent::new(reply_id.clone(), call.id.clone(), text).into(),
-            ToolResultEndEvent::new(reply_id.clone(), call.id.clone(), ToolResultState::Denied)
+            ToolResultStartEvent::new(reply_id.clone(), call.id.to_string(), call.name.clone())
                 .into(),
+            ToolResultTextDeltaEvent::new(reply_id.clone(), call.id.to_string(), text).into(),
+            ToolResultEndEvent::new(
+                reply_id.clone(),
+                call.id.to_string(),
+                ToolResultState::Denied,
+            )
+            .into(),
         ];
         for e in events {
             em.emit(reply_mut(state)?, e).await?;
@@ -100,7 +105,7 @@ pub(crate) fn check_external(
     state: &AgentState,
     event: &ExternalExecutionResultEvent,
 ) -> Result<(), AgentError> {
-    let submitted: Vec<String> = state
+    let submitted: Vec<Id> = state
         .reply_msg()
         .map(|m| {
             pending_calls(m)
@@ -140,8 +145,11 @@ pub(crate) async fn apply_external(
             .reply_msg()
             .is_some_and(|m| m.tool_results().any(|r| r.id == result.id));
         if !started {
-            let start =
-                ToolResultStartEvent::new(reply_id.clone(), result.id.clone(), result.name.clone());
+            let start = ToolResultStartEvent::new(
+                reply_id.clone(),
+                result.id.to_string(),
+                result.name.clone(),
+            );
             em.emit(reply_mut(state)?, start.into()).await?;
         }
         for event in output_events(&reply_id, &result.id, &result.output) {
@@ -151,7 +159,7 @@ pub(crate) async fn apply_external(
             ToolResultState::Running => ToolResultState::Success,
             other => other,
         };
-        let end = ToolResultEndEvent::new(reply_id.clone(), result.id.clone(), state_of);
+        let end = ToolResultEndEvent::new(reply_id.clone(), result.id.to_string(), state_of);
         em.emit(reply_mut(state)?, end.into()).await?;
     }
     Ok(())
@@ -181,7 +189,7 @@ pub(crate) fn output_events(
                     ToolResultDataDeltaEvent::new(
                         reply_id.to_owned(),
                         call_id.to_owned(),
-                        d.id.clone(),
+                        d.id.to_string(),
                         media_type,
                         data,
                         url,

@@ -181,7 +181,7 @@ pub(crate) fn failure_streak(context: &[Msg], limit: u32) -> Option<FailureStrea
                 .map(|c| normalise(&c.input))
                 .unwrap_or(Value::Null);
             match &mut streak {
-                None => streak = Some((r.name.clone(), input, 1, r.id.clone())),
+                None => streak = Some((r.name.clone(), input, 1, r.id.to_string())),
                 Some((name, args, count, _)) => {
                     if *name != r.name || *args != input {
                         break 'outer;

@@ -3,7 +3,7 @@
 //! emitting an event onto the reply, the middlewares' state and tools.
 
 use oxiscope_message::{
-    AgentEvent, Msg, ToolResultEndEvent, ToolResultStartEvent, ToolResultState,
+    AgentEvent, Id, Msg, ToolResultEndEvent, ToolResultStartEvent, ToolResultState,
     ToolResultTextDeltaEvent,
 };
 use serde_json::Value;
@@ -94,7 +94,10 @@ impl Run<'_> {
     }
 
     pub(crate) fn reply_id(&self) -> String {
-        self.prompt.last().map(|m| m.id.clone()).unwrap_or_default()
+        self.prompt
+            .last()
+            .map(|m| m.id.to_string())
+            .unwrap_or_default()
     }
 
     /// Emits an event onto the reply.
@@ -145,7 +148,7 @@ impl Run<'_> {
         text: &str,
     ) -> Result<(), AgentError> {
         let reply_id = self.reply_id();
-        let pending: Vec<(String, String, bool)> = {
+        let pending: Vec<(Id, String, bool)> = {
             let reply = self.reply();
             pending_calls(reply)
                 .iter()
@@ -157,14 +160,16 @@ impl Run<'_> {
         };
         for (id, name, started) in pending {
             if !started {
-                self.emit(ToolResultStartEvent::new(reply_id.clone(), id.clone(), name).into())
+                self.emit(ToolResultStartEvent::new(reply_id.clone(), id.to_string(), name).into())
                     .await?;
             }
             let delta =
-                ToolResultTextDeltaEvent::new(reply_id.clone(), id.clone(), text.to_owned());
+                ToolResultTextDeltaEvent::new(reply_id.clone(), id.to_string(), text.to_owned());
             self.emit(delta.into()).await?;
-            self.emit(ToolResultEndEvent::new(reply_id.clone(), id, result_state).into())
-                .await?;
+            self.emit(
+                ToolResultEndEvent::new(reply_id.clone(), id.to_string(), result_state).into(),
+            )
+            .await?;
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! ([`check`]), so a refused input changes nothing.
 
 use oxiscope_message::{
-    AgentEvent, ContentBlock, Msg, ReplyFinishedReason, ReplyStartEvent, Role, ToolCallState,
+    AgentEvent, ContentBlock, Id, Msg, ReplyFinishedReason, ReplyStartEvent, Role, ToolCallState,
     ToolResultBlock, ToolResultState, stamp,
 };
 use serde_json::Value;
@@ -220,7 +220,7 @@ fn close_parked_silently(state: &mut AgentState) {
         return;
     };
     let msg = &mut state.context[index];
-    let pending: Vec<(String, String)> = pending_calls(msg)
+    let pending: Vec<(Id, String)> = pending_calls(msg)
         .iter()
         .map(|c| (c.id.clone(), c.name.clone()))
         .collect();
@@ -239,5 +239,5 @@ fn close_parked_silently(state: &mut AgentState) {
         msg.content.push(result.into());
     }
     msg.finished_reason = Some(ReplyFinishedReason::Interrupted);
-    msg.finished_at = Some(stamp::now());
+    msg.finished_at = Some(oxiscope_message::Stamp::now());
 }

@@ -143,10 +143,12 @@ fn everything() -> AgentState {
     });
     answer.finished_at = Some(answer.created_at.clone());
     answer.finished_reason = Some(ReplyFinishedReason::Error);
-    answer.error = Some(ErrorInfo::new(ErrorType::RateLimit, "slow down"));
-    answer.structured_output = Some(json!({"city": "Paris"}).as_object().unwrap().clone());
+    answer.error = Some(Box::new(ErrorInfo::new(ErrorType::RateLimit, "slow down")));
+    answer.structured_output = Some(Box::new(
+        json!({"city": "Paris"}).as_object().unwrap().clone(),
+    ));
     answer.metadata.insert("source".into(), json!("test"));
-    state.reply_context.reply_id = answer.id.clone();
+    state.reply_context.reply_id = answer.id.to_string();
     state.reply_context.structured_schema = Some(json!({"type": "object"}));
     state.context.push(answer);
     state.summary = RichContent::Blocks(vec![MediaBlock::Text(TextBlock::new("so far"))]);

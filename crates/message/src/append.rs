@@ -7,6 +7,8 @@ use crate::block::{
 };
 use crate::error::AppendError;
 use crate::event::{AgentEvent, EventType};
+use crate::id::Id;
+use crate::meta::Metadata;
 use crate::msg::Msg;
 use crate::reply::Usage;
 use crate::stamp::{Stamper, SystemStamper};
@@ -82,7 +84,7 @@ impl Msg {
             AgentEvent::ReplyEnd(e) => {
                 self.finished_at = Some(e.created_at.clone());
                 self.finished_reason = Some(e.finished_reason);
-                self.error.clone_from(&e.error);
+                self.error = e.error.clone().map(Box::new);
             }
             AgentEvent::ModelCallEnd(e) => {
                 self.usage.get_or_insert_with(Usage::default).add(&Usage {
@@ -95,7 +97,7 @@ impl Msg {
             AgentEvent::TextBlockStart(e) => {
                 self.open_block(tag, &e.block_id)?;
                 let mut block = TextBlock::stamped("", stamper);
-                block.id.clone_from(&e.block_id);
+                block.id = Id::new(&e.block_id);
                 self.content.push(block.into());
             }
             AgentEvent::TextBlockDelta(e) => {
@@ -112,7 +114,7 @@ impl Msg {
             AgentEvent::ThinkingBlockStart(e) => {
                 self.open_block(tag, &e.block_id)?;
                 let mut block = ThinkingBlock::stamped("", stamper);
-                block.id.clone_from(&e.block_id);
+                block.id = Id::new(&e.block_id);
                 self.content.push(block.into());
             }
             AgentEvent::ThinkingBlockDelta(e) => {
@@ -130,7 +132,7 @@ impl Msg {
                     media_type: e.media_type.clone(),
                 });
                 let mut block = DataBlock::stamped(source, stamper);
-                block.id.clone_from(&e.block_id);
+                block.id = Id::new(&e.block_id);
                 block.name.clone_from(&e.name);
                 self.content.push(block.into());
             }
@@ -149,7 +151,7 @@ impl Msg {
             }
             AgentEvent::HintBlock(e) => {
                 let mut block = HintBlock::stamped(e.hint.clone(), e.source.clone(), stamper);
-                block.id.clone_from(&e.block_id);
+                block.id = Id::new(&e.block_id);
                 self.content.push(block.into());
             }
             AgentEvent::ToolCallStart(e) => {
@@ -160,7 +162,7 @@ impl Msg {
                     });
                 }
                 let mut call =
-                    ToolCallBlock::new(e.tool_call_id.clone(), e.tool_call_name.clone(), "");
+                    ToolCallBlock::new(e.tool_call_id.as_str(), e.tool_call_name.clone(), "");
                 call.created_at = stamper.now();
                 self.content.push(call.into());
             }
@@ -182,11 +184,11 @@ impl Msg {
                 let now = stamper.now();
                 self.content.push(
                     ToolResultBlock {
-                        id: e.tool_call_id.clone(),
+                        id: Id::new(&e.tool_call_id),
                         name: e.tool_call_name.clone(),
                         output: RichContent::Blocks(Vec::new()),
                         state: ToolResultState::Running,
-                        metadata: serde_json::Map::new(),
+                        metadata: Metadata::new(),
                         created_at: now,
                         finished_at: None,
                     }
@@ -225,7 +227,7 @@ impl Msg {
                     } else {
                         let source = new_source(tag, &e.media_type, data, url)?;
                         let mut block = DataBlock::stamped(source, stamper);
-                        block.id.clone_from(&e.block_id);
+                        block.id = Id::new(&e.block_id);
                         blocks.push(block.into());
                     }
                 }

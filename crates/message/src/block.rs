@@ -9,10 +9,11 @@
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
+use crate::id::Id;
+use crate::meta::Metadata;
 use crate::permission::PermissionRule;
-use crate::stamp::{self, Stamper};
+use crate::stamp::{Stamp, Stamper};
 
 /// A piece of text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,20 +22,20 @@ pub struct TextBlock {
     /// The text.
     pub text: String,
     /// The block id.
-    #[serde(default = "stamp::new_id")]
-    pub id: String,
+    #[serde(default = "Id::random")]
+    pub id: Id,
     /// When the block was created.
-    #[serde(default = "stamp::now")]
-    pub created_at: String,
+    #[serde(default = "Stamp::now")]
+    pub created_at: Stamp,
     /// When the block was complete; `None` while it streams.
     #[serde(default)]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Stamp>,
 }
 
 impl TextBlock {
     /// A text block with a fresh id, created now.
     pub fn new(text: impl Into<String>) -> Self {
-        Self::stamped(text, &stamp::SystemStamper)
+        Self::stamped(text, &crate::SystemStamper)
     }
 
     /// A text block whose id and time come from `stamper`.
@@ -59,27 +60,27 @@ pub struct ThinkingBlock {
     /// The reasoning text.
     pub thinking: String,
     /// The block id.
-    pub id: String,
+    pub id: Id,
     /// When the block was created.
-    pub created_at: String,
+    pub created_at: Stamp,
     /// When the block was complete; `None` while it streams.
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Stamp>,
     /// Provider fields this type does not declare, kept as they came.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Metadata,
 }
 
 #[derive(Deserialize)]
 struct RawThinking {
     thinking: String,
-    #[serde(default = "stamp::new_id")]
-    id: String,
-    #[serde(default = "stamp::now")]
-    created_at: String,
+    #[serde(default = "Id::random")]
+    id: Id,
+    #[serde(default = "Stamp::now")]
+    created_at: Stamp,
     #[serde(default)]
-    finished_at: Option<String>,
+    finished_at: Option<Stamp>,
     #[serde(flatten)]
-    extra: Map<String, Value>,
+    extra: Metadata,
 }
 
 impl From<RawThinking> for ThinkingBlock {
@@ -99,7 +100,7 @@ impl From<RawThinking> for ThinkingBlock {
 impl ThinkingBlock {
     /// A thinking block with a fresh id, created now.
     pub fn new(thinking: impl Into<String>) -> Self {
-        Self::stamped(thinking, &stamp::SystemStamper)
+        Self::stamped(thinking, &crate::SystemStamper)
     }
 
     /// A thinking block whose id and time come from `stamper`.
@@ -109,7 +110,7 @@ impl ThinkingBlock {
             id: stamper.new_id(),
             created_at: stamper.now(),
             finished_at: None,
-            extra: Map::new(),
+            extra: Metadata::new(),
         }
     }
 }
@@ -204,25 +205,25 @@ impl DataSource {
 #[serde(tag = "type", rename = "data")]
 pub struct DataBlock {
     /// The block id.
-    #[serde(default = "stamp::new_id")]
-    pub id: String,
+    #[serde(default = "Id::random")]
+    pub id: Id,
     /// Where the bytes are.
     pub source: DataSource,
     /// An optional file name.
     #[serde(default)]
     pub name: Option<String>,
     /// When the block was created.
-    #[serde(default = "stamp::now")]
-    pub created_at: String,
+    #[serde(default = "Stamp::now")]
+    pub created_at: Stamp,
     /// When the block was complete; `None` while it streams.
     #[serde(default)]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Stamp>,
 }
 
 impl DataBlock {
     /// A data block with a fresh id, created now.
     pub fn new(source: DataSource) -> Self {
-        Self::stamped(source, &stamp::SystemStamper)
+        Self::stamped(source, &crate::SystemStamper)
     }
 
     /// A data block whose id and time come from `stamper`.
@@ -355,28 +356,28 @@ pub struct HintBlock {
     /// The hint payload.
     pub hint: RichContent,
     /// The block id.
-    #[serde(default = "stamp::new_id")]
-    pub id: String,
+    #[serde(default = "Id::random")]
+    pub id: Id,
     /// Who sent it; often a small JSON object telling a UI how to label it.
     #[serde(default)]
     pub source: Option<String>,
     /// When the block was created.
-    #[serde(default = "stamp::now")]
-    pub created_at: String,
+    #[serde(default = "Stamp::now")]
+    pub created_at: Stamp,
     /// When the block was complete; a hint is complete when created.
     #[serde(default = "default_finished_now")]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Stamp>,
 }
 
 #[allow(clippy::unnecessary_wraps)] // serde default for an `Option` field
-fn default_finished_now() -> Option<String> {
-    Some(stamp::now())
+fn default_finished_now() -> Option<Stamp> {
+    Some(Stamp::now())
 }
 
 impl HintBlock {
     /// A hint with a fresh id, created (and finished) now.
     pub fn new(hint: impl Into<RichContent>, source: Option<String>) -> Self {
-        Self::stamped(hint, source, &stamp::SystemStamper)
+        Self::stamped(hint, source, &crate::SystemStamper)
     }
 
     /// A hint whose id and times come from `stamper`.
@@ -418,7 +419,7 @@ pub enum ToolCallState {
 #[serde(tag = "type", rename = "tool_call")]
 pub struct ToolCallBlock {
     /// The call id, chosen by the provider; the result reuses it.
-    pub id: String,
+    pub id: Id,
     /// The tool name.
     pub name: String,
     /// The arguments as the model wrote them: a JSON string, possibly invalid.
@@ -430,23 +431,23 @@ pub struct ToolCallBlock {
     #[serde(default)]
     pub suggested_rules: Vec<PermissionRule>,
     /// When the block was created.
-    #[serde(default = "stamp::now")]
-    pub created_at: String,
+    #[serde(default = "Stamp::now")]
+    pub created_at: Stamp,
     /// When the arguments were complete.
     #[serde(default)]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Stamp>,
 }
 
 impl ToolCallBlock {
     /// A pending tool call created now.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, input: impl Into<String>) -> Self {
+    pub fn new(id: impl Into<Id>, name: impl Into<String>, input: impl Into<String>) -> Self {
         Self {
             id: id.into(),
             name: name.into(),
             input: input.into(),
             state: ToolCallState::Pending,
             suggested_rules: Vec::new(),
-            created_at: stamp::now(),
+            created_at: Stamp::now(),
             finished_at: None,
         }
     }
@@ -474,7 +475,7 @@ pub enum ToolResultState {
 #[serde(tag = "type", rename = "tool_result")]
 pub struct ToolResultBlock {
     /// The id of the tool call this answers.
-    pub id: String,
+    pub id: Id,
     /// The tool name.
     pub name: String,
     /// What the tool returned.
@@ -484,30 +485,30 @@ pub struct ToolResultBlock {
     pub state: ToolResultState,
     /// Tool-specific extra data (exit code, paths, ...).
     #[serde(default)]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
     /// When the block was created.
-    #[serde(default = "stamp::now")]
-    pub created_at: String,
+    #[serde(default = "Stamp::now")]
+    pub created_at: Stamp,
     /// When the result was complete.
     #[serde(default)]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Stamp>,
 }
 
 impl ToolResultBlock {
     /// A finished result created now.
     pub fn new(
-        id: impl Into<String>,
+        id: impl Into<Id>,
         name: impl Into<String>,
         output: impl Into<RichContent>,
         state: ToolResultState,
     ) -> Self {
-        let now = stamp::now();
+        let now = Stamp::now();
         Self {
             id: id.into(),
             name: name.into(),
             output: output.into(),
             state,
-            metadata: Map::new(),
+            metadata: Metadata::new(),
             created_at: now.clone(),
             finished_at: Some(now),
         }

@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::block::{MediaBlock, RichContent, ToolCallBlock, ToolResultBlock, ToolResultState};
+use crate::id::Id;
 use crate::msg::Role;
 use crate::permission::PermissionRule;
 use crate::reply::{ErrorInfo, FinishedReason, ReplyFinishedReason};
-use crate::stamp;
+use crate::stamp::{self, Stamp};
 
 /// The user's answer for one tool call that asked for confirmation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,11 +42,11 @@ macro_rules! events {
             #[derive(Debug, Clone, PartialEq, Deserialize)]
             pub struct $name {
                 /// The event id.
-                #[serde(default = "stamp::new_id")]
-                pub id: String,
+                #[serde(default = "Id::random")]
+                pub id: Id,
                 /// When the event was emitted.
-                #[serde(default = "stamp::now")]
-                pub created_at: String,
+                #[serde(default = "Stamp::now")]
+                pub created_at: Stamp,
                 /// Free-form metadata.
                 #[serde(default)]
                 pub metadata: Map<String, Value>,
@@ -60,8 +61,8 @@ macro_rules! events {
                 #[allow(clippy::too_many_arguments)]
                 pub fn new($($field: $fty),*) -> Self {
                     Self {
-                        id: stamp::new_id(),
-                        created_at: stamp::now(),
+                        id: Id::random(),
+                        created_at: Stamp::now(),
                         metadata: Map::new(),
                         $($field,)*
                     }
@@ -158,7 +159,7 @@ macro_rules! events {
 
             /// When the event was emitted.
             #[must_use]
-            pub fn created_at(&self) -> &str {
+            pub fn created_at(&self) -> &Stamp {
                 match self {
                     $( Self::$variant(e) => &e.created_at, )*
                 }

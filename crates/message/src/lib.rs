@@ -13,6 +13,12 @@
 //! tags (`TEXT_BLOCK_DELTA`), ids as 32 hex digits, timestamps as naive local
 //! ISO 8601.
 //!
+//! A saved conversation is mostly ids, timestamps and empty metadata, so
+//! those are held compactly: an [`Id`] keeps a short string inline, a
+//! [`Stamp`] holds a canonical timestamp as packed fields, and [`Metadata`]
+//! is one null pointer while empty. Each reads and writes exactly the JSON
+//! a `String` / `Map` would.
+//!
 //! # Example
 //!
 //! ```
@@ -44,6 +50,8 @@ mod block;
 mod de;
 mod error;
 mod event;
+mod id;
+mod meta;
 mod msg;
 mod permission;
 mod reply;
@@ -58,8 +66,10 @@ pub use block::{
 };
 pub use error::{AppendError, MsgError};
 pub use event::*;
+pub use id::Id;
+pub use meta::Metadata;
 pub use msg::{Msg, MsgContent, Role};
 pub use permission::{PermissionBehavior, PermissionRule};
 pub use reply::{ErrorInfo, ErrorType, FinishedReason, ReplyFinishedReason, Usage};
 pub use shape::{PrintHasher, PrintState};
-pub use stamp::{FixedStamper, Stamper, SystemStamper};
+pub use stamp::{FixedStamper, Stamp, Stamper, SystemStamper};

@@ -5,8 +5,10 @@ use serde_json::{Map, Value};
 
 use crate::block::{BlockKind, ContentBlock, TextBlock, join_text};
 use crate::error::MsgError;
+use crate::id::Id;
+use crate::meta::Metadata;
 use crate::reply::{ErrorInfo, ReplyFinishedReason, Usage};
-use crate::stamp::{self, Stamper};
+use crate::stamp::{Stamp, Stamper, SystemStamper};
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,21 +62,22 @@ pub struct Msg {
     /// The speaker's role.
     pub role: Role,
     /// The message id; for a reply, the reply id.
-    pub id: String,
+    pub id: Id,
     /// Free-form metadata.
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
     /// When the message was created.
-    pub created_at: String,
+    pub created_at: Stamp,
     /// Tokens spent producing it (assistant replies).
     pub usage: Option<Usage>,
     /// When the message was complete.
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Stamp>,
     /// Why the reply ended (assistant replies).
     pub finished_reason: Option<ReplyFinishedReason>,
-    /// The validated structured output, when one was requested.
-    pub structured_output: Option<Map<String, Value>>,
-    /// What went wrong, when the reply ended with an error.
-    pub error: Option<ErrorInfo>,
+    /// The validated structured output, when one was requested (boxed: it
+    /// is rare, and a conversation holds many messages).
+    pub structured_output: Option<Box<Map<String, Value>>>,
+    /// What went wrong, when the reply ended with an error (boxed, as rare).
+    pub error: Option<Box<ErrorInfo>>,
 }
 
 #[derive(Deserialize)]
@@ -83,22 +86,22 @@ struct RawMsg {
     #[serde(deserialize_with = "crate::de::shrink")]
     content: Vec<ContentBlock>,
     role: Role,
-    #[serde(default = "stamp::new_id")]
-    id: String,
+    #[serde(default = "Id::random")]
+    id: Id,
     #[serde(default)]
-    metadata: Map<String, Value>,
-    #[serde(default = "stamp::now")]
-    created_at: String,
+    metadata: Metadata,
+    #[serde(default = "Stamp::now")]
+    created_at: Stamp,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
-    finished_at: Option<String>,
+    finished_at: Option<Stamp>,
     #[serde(default)]
     finished_reason: Option<ReplyFinishedReason>,
     #[serde(default)]
-    structured_output: Option<Map<String, Value>>,
+    structured_output: Option<Box<Map<String, Value>>>,
     #[serde(default)]
-    error: Option<ErrorInfo>,
+    error: Option<Box<ErrorInfo>>,
 }
 
 impl TryFrom<RawMsg> for Msg {
@@ -194,7 +197,7 @@ impl Msg {
         role: Role,
         content: impl Into<MsgContent>,
     ) -> Result<Self, MsgError> {
-        Self::stamped(name, role, content, &stamp::SystemStamper)
+        Self::stamped(name, role, content, &SystemStamper)
     }
 
     /// Like [`Msg::new`], with the id and time from `stamper`.
@@ -216,7 +219,7 @@ impl Msg {
             content,
             role,
             id: stamper.new_id(),
-            metadata: Map::new(),
+            metadata: Metadata::new(),
             created_at,
             usage: None,
             finished_at,
@@ -229,7 +232,7 @@ impl Msg {
     /// A message of one text block. Every role may hold text, so this
     /// cannot fail.
     pub fn from_text(name: impl Into<String>, role: Role, text: impl Into<String>) -> Self {
-        let stamper = &stamp::SystemStamper;
+        let stamper = &SystemStamper;
         let created_at = stamper.now();
         let finished_at = (role != Role::Assistant).then(|| created_at.clone());
         Self {
@@ -237,7 +240,7 @@ impl Msg {
             content: vec![ContentBlock::Text(TextBlock::stamped(text, stamper))],
             role,
             id: stamper.new_id(),
-            metadata: Map::new(),
+            metadata: Metadata::new(),
             created_at,
             usage: None,
             finished_at,
@@ -279,14 +282,14 @@ impl Msg {
 
     /// An empty, open assistant message with the given id: the message a
     /// reply's events are appended to (see [`Msg::append_event`]).
-    pub fn reply(name: impl Into<String>, reply_id: impl Into<String>) -> Self {
-        Self::reply_stamped(name, reply_id, &stamp::SystemStamper)
+    pub fn reply(name: impl Into<String>, reply_id: impl Into<Id>) -> Self {
+        Self::reply_stamped(name, reply_id, &SystemStamper)
     }
 
     /// Like [`Msg::reply`], with the creation time from `stamper`.
     pub fn reply_stamped(
         name: impl Into<String>,
-        reply_id: impl Into<String>,
+        reply_id: impl Into<Id>,
         stamper: &dyn Stamper,
     ) -> Self {
         Self {
@@ -294,7 +297,7 @@ impl Msg {
             content: Vec::new(),
             role: Role::Assistant,
             id: reply_id.into(),
-            metadata: Map::new(),
+            metadata: Metadata::new(),
             created_at: stamper.now(),
             usage: None,
             finished_at: None,
@@ -384,7 +387,7 @@ mod tests {
     #[test]
     fn user_messages_are_finished_when_created_and_assistant_ones_are_open() {
         let u = Msg::user("u", "hi").unwrap();
-        assert_eq!(u.finished_at.as_deref(), Some(u.created_at.as_str()));
+        assert_eq!(u.finished_at.as_ref(), Some(&u.created_at));
         let a = Msg::assistant("a", "hello").unwrap();
         assert_eq!(a.finished_at, None);
     }

@@ -493,7 +493,9 @@ mod tests {
             .content
             .iter()
             .filter_map(|b| match b {
-                ContentBlock::ToolCall(c) => Some((c.id.clone(), c.name.clone(), c.input.clone())),
+                ContentBlock::ToolCall(c) => {
+                    Some((c.id.to_string(), c.name.clone(), c.input.clone()))
+                }
                 _ => None,
             })
             .collect();

@@ -169,7 +169,7 @@ impl ToolResponse {
     #[must_use]
     pub fn into_result_block(
         self,
-        call_id: impl Into<String>,
+        call_id: impl Into<oxiscope_message::Id>,
         name: impl Into<String>,
     ) -> ToolResultBlock {
         let state = match self.state {
@@ -178,7 +178,7 @@ impl ToolResponse {
         };
         let mut block =
             ToolResultBlock::new(call_id, name, RichContent::Blocks(self.content), state);
-        block.metadata = self.metadata;
+        block.metadata = self.metadata.into();
         block
     }
 }

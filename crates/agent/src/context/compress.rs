@@ -309,7 +309,7 @@ pub(crate) fn summary_msg(summary: &RichContent) -> Option<Msg> {
     // An id of its text: cached counts and formatting last while it stays.
     let id = super::text_id(SUMMARY_ID, &text);
     let mut msg = Msg::from_text("user", Role::User, text);
-    msg.id = id;
+    msg.id = id.into();
     Some(msg)
 }
 

@@ -49,7 +49,7 @@ impl Run<'_> {
             let ContentBlock::ToolResult(result) = block else {
                 continue;
             };
-            if result.finished_at.is_none() || !self.checked.insert(result.id.clone()) {
+            if result.finished_at.is_none() || !self.checked.insert(result.id.to_string()) {
                 continue;
             }
             // Small results are let through without loading a tokenizer.

@@ -113,7 +113,7 @@ impl Inner {
             .fold(base, |p, m| m.on_system_prompt(p));
         let id = text_id(SYSTEM_ID, &prompt);
         let mut msg = Msg::from_text("system", Role::System, prompt);
-        msg.id = id;
+        msg.id = id.into();
         msg
     }
 

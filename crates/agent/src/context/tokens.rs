@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
-use oxiscope_message::{ContentBlock, MediaBlock, Msg, PrintHasher, PrintState, RichContent};
+use oxiscope_message::{ContentBlock, Id, MediaBlock, Msg, PrintHasher, PrintState, RichContent};
 use oxiscope_model::{
     DATA_BLOCK_TOKENS, MESSAGE_OVERHEAD, NAME_OVERHEAD, REPLY_PRIMING, TOOL_CALL_OVERHEAD,
     TOOL_SCHEMA_OVERHEAD, TokenCounter, ToolSchema, counter_for,
@@ -27,7 +27,7 @@ pub(crate) enum CounterSource {
 pub(crate) struct TokenLedger {
     source: CounterSource,
     counter: OnceLock<Arc<dyn TokenCounter>>,
-    messages: HashMap<String, (u64, usize), PrintState>,
+    messages: HashMap<Id, (u64, usize), PrintState>,
     tools: Option<(u64, usize)>,
 }
 

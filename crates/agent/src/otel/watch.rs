@@ -60,7 +60,7 @@ impl ReplyWatch {
                 let ids = e
                     .tool_calls
                     .iter()
-                    .map(|c| c.id.clone())
+                    .map(|c| c.id.to_string())
                     .collect::<Vec<_>>();
                 span.set("oxiscope.reply.awaiting_confirmation", ids);
             }
@@ -68,7 +68,7 @@ impl ReplyWatch {
                 let ids = e
                     .tool_calls
                     .iter()
-                    .map(|c| c.id.clone())
+                    .map(|c| c.id.to_string())
                     .collect::<Vec<_>>();
                 span.set("oxiscope.reply.awaiting_external_execution", ids);
             }

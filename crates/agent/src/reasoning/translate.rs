@@ -3,7 +3,7 @@
 use futures_util::stream::{self, StreamExt};
 use oxiscope_message::{
     AgentEvent, ContentBlock, DataBlockDeltaEvent, DataBlockEndEvent, DataBlockStartEvent,
-    DataSource, FinishedReason, ModelCallEndEvent, Msg, TextBlockDeltaEvent, TextBlockEndEvent,
+    DataSource, FinishedReason, Id, ModelCallEndEvent, Msg, TextBlockDeltaEvent, TextBlockEndEvent,
     TextBlockStartEvent, ThinkingBlockDeltaEvent, ThinkingBlockEndEvent, ThinkingBlockStartEvent,
     ToolCallDeltaEvent, ToolCallEndEvent, ToolCallStartEvent,
 };
@@ -15,9 +15,9 @@ use super::{StepEnd, StepItem, StepStream};
 /// be open at once when a provider interleaves their fragments).
 #[derive(Debug, Clone, PartialEq)]
 enum Open {
-    Text(String),
-    Thinking(String),
-    Data(String),
+    Text(Id),
+    Thinking(Id),
+    Data(Id),
 }
 
 /// Turns a model's chunk stream into the block events of the reply, ended
@@ -93,7 +93,7 @@ fn events(out: Vec<AgentEvent>) -> Vec<StepItem> {
 struct BlockTranslator {
     reply_id: String,
     open: Option<Open>,
-    open_calls: Vec<String>,
+    open_calls: Vec<Id>,
 }
 
 impl BlockTranslator {
@@ -107,13 +107,13 @@ impl BlockTranslator {
             ContentBlock::Text(t) => {
                 self.switch_to(out, Open::Text(t.id.clone()));
                 if !t.text.is_empty() {
-                    out.push(TextBlockDeltaEvent::new(r, t.id, t.text).into());
+                    out.push(TextBlockDeltaEvent::new(r, t.id.to_string(), t.text).into());
                 }
             }
             ContentBlock::Thinking(t) => {
                 self.switch_to(out, Open::Thinking(t.id.clone()));
                 if !t.thinking.is_empty() {
-                    out.push(ThinkingBlockDeltaEvent::new(r, t.id, t.thinking).into());
+                    out.push(ThinkingBlockDeltaEvent::new(r, t.id.to_string(), t.thinking).into());
                 }
             }
             ContentBlock::Data(d) => {
@@ -121,7 +121,7 @@ impl BlockTranslator {
                     self.close_current(out);
                     let start = DataBlockStartEvent::new(
                         r.clone(),
-                        d.id.clone(),
+                        d.id.to_string(),
                         d.source.media_type().to_owned(),
                         d.name.clone(),
                     );
@@ -132,17 +132,20 @@ impl BlockTranslator {
                     DataSource::Base64(s) => (s.media_type, Some(s.data), None),
                     DataSource::Url(s) => (s.media_type, None, Some(s.url)),
                 };
-                out.push(DataBlockDeltaEvent::new(r, d.id, media_type, data, url).into());
+                out.push(
+                    DataBlockDeltaEvent::new(r, d.id.to_string(), media_type, data, url).into(),
+                );
             }
             ContentBlock::ToolCall(c) => {
                 self.close_current(out);
                 if !self.open_calls.contains(&c.id) {
-                    let start = ToolCallStartEvent::new(r.clone(), c.id.clone(), c.name.clone());
+                    let start =
+                        ToolCallStartEvent::new(r.clone(), c.id.to_string(), c.name.clone());
                     out.push(start.into());
                     self.open_calls.push(c.id.clone());
                 }
                 if !c.input.is_empty() {
-                    out.push(ToolCallDeltaEvent::new(r, c.id, c.input).into());
+                    out.push(ToolCallDeltaEvent::new(r, c.id.to_string(), c.input).into());
                 }
             }
             // A model does not produce hints or tool results.
@@ -157,8 +160,8 @@ impl BlockTranslator {
         self.close_current(out);
         let r = self.r();
         let start: AgentEvent = match &next {
-            Open::Text(id) => TextBlockStartEvent::new(r, id.clone()).into(),
-            Open::Thinking(id) => ThinkingBlockStartEvent::new(r, id.clone()).into(),
+            Open::Text(id) => TextBlockStartEvent::new(r, id.to_string()).into(),
+            Open::Thinking(id) => ThinkingBlockStartEvent::new(r, id.to_string()).into(),
             Open::Data(_) => return,
         };
         out.push(start);
@@ -169,9 +172,9 @@ impl BlockTranslator {
         let r = self.r();
         let end: AgentEvent = match self.open.take() {
             None => return,
-            Some(Open::Text(id)) => TextBlockEndEvent::new(r, id, None).into(),
-            Some(Open::Thinking(id)) => ThinkingBlockEndEvent::new(r, id).into(),
-            Some(Open::Data(id)) => DataBlockEndEvent::new(r, id).into(),
+            Some(Open::Text(id)) => TextBlockEndEvent::new(r, id.into(), None).into(),
+            Some(Open::Thinking(id)) => ThinkingBlockEndEvent::new(r, id.into()).into(),
+            Some(Open::Data(id)) => DataBlockEndEvent::new(r, id.into()).into(),
         };
         out.push(end);
     }
@@ -179,7 +182,7 @@ impl BlockTranslator {
     fn close_all(&mut self, out: &mut Vec<AgentEvent>) {
         self.close_current(out);
         for id in std::mem::take(&mut self.open_calls) {
-            out.push(ToolCallEndEvent::new(self.r(), id).into());
+            out.push(ToolCallEndEvent::new(self.r(), id.to_string()).into());
         }
     }
 }

@@ -139,7 +139,7 @@ fn assert_valid(msgs: &[Msg]) {
 }
 
 fn call_ids(m: &Msg) -> Vec<String> {
-    m.tool_calls().map(|c| c.id.clone()).collect()
+    m.tool_calls().map(|c| c.id.to_string()).collect()
 }
 
 #[tokio::test]

@@ -234,7 +234,7 @@ async fn a_resume_that_does_not_fit_is_refused_once_and_changes_nothing() {
     let before = agent.state().await;
 
     let mut stranger = calls[0].clone();
-    stranger.id = "not-asked".to_owned();
+    stranger.id = "not-asked".into();
     let cases = [
         (
             UserConfirmResultEvent::new(

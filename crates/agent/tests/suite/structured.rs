@@ -29,7 +29,7 @@ async fn an_invalid_submission_goes_back_to_the_model_and_the_valid_one_lands_on
         .await
         .unwrap();
     assert_eq!(reply.finished_reason, Some(ReplyFinishedReason::Completed));
-    let output = serde_json::Value::Object(reply.structured_output.clone().unwrap());
+    let output = serde_json::Value::Object(*reply.structured_output.clone().unwrap());
     assert_eq!(output, json!({"city": "Paris", "population": 2102650}));
     let results: Vec<_> = reply.tool_results().collect();
     assert_eq!(results[0].state, ToolResultState::Error);
@@ -44,7 +44,7 @@ async fn an_invalid_submission_goes_back_to_the_model_and_the_valid_one_lands_on
     assert_eq!(tool.function.parameters, schema());
     assert_eq!(
         agent.state().await.reply_context.structured_output,
-        reply.structured_output
+        reply.structured_output.map(|o| *o)
     );
 }
 

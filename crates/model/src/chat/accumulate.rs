@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use oxiscope_message::{
-    Base64Source, ContentBlock, DataBlock, DataSource, FinishedReason, Stamper, SystemStamper,
-    TextBlock, ThinkingBlock, ToolCallBlock,
+    Base64Source, ContentBlock, DataBlock, DataSource, FinishedReason, Id, Metadata, Stamp,
+    Stamper, SystemStamper, TextBlock, ThinkingBlock, ToolCallBlock,
 };
 use serde_json::{Map, Value};
 
@@ -59,7 +59,7 @@ pub struct ResponseAccumulator {
     call_by_id: HashMap<String, usize>,
     usage: Option<ChatUsage>,
     started: Instant,
-    chunk_stamp: Option<(String, String)>,
+    chunk_stamp: Option<(Id, Stamp)>,
 }
 
 impl Default for ResponseAccumulator {
@@ -116,7 +116,7 @@ impl ResponseAccumulator {
                         id: last.id.clone(),
                         created_at: last.created_at.clone(),
                         finished_at: None,
-                        extra: Map::new(),
+                        extra: Metadata::new(),
                     })
                 } else {
                     let block = ThinkingBlock::stamped(text, stamper);
@@ -133,7 +133,7 @@ impl ResponseAccumulator {
                     Some(t) => t.extra.extend(extra),
                     None => {
                         let mut block = ThinkingBlock::stamped("", stamper);
-                        block.extra = extra;
+                        block.extra = extra.into();
                         self.blocks.push(block.into());
                     }
                 }
@@ -230,7 +230,7 @@ impl ResponseAccumulator {
                 && call.id.is_empty()
             {
                 // The id arrived after the first fragment.
-                call.id = id.to_owned();
+                call.id = id.into();
                 self.call_by_id.insert(id.to_owned(), pos);
                 return pos;
             }
@@ -306,7 +306,9 @@ mod tests {
         r.content
             .iter()
             .filter_map(|b| match b {
-                ContentBlock::ToolCall(c) => Some((c.id.clone(), c.name.clone(), c.input.clone())),
+                ContentBlock::ToolCall(c) => {
+                    Some((c.id.to_string(), c.name.clone(), c.input.clone()))
+                }
                 _ => None,
             })
             .collect()

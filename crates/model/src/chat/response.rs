@@ -1,7 +1,7 @@
 //! What a chat model returns: responses, usage, and what it is asked with
 //! (tool schemas, tool choice).
 
-use oxiscope_message::{ContentBlock, FinishedReason, stamp};
+use oxiscope_message::{ContentBlock, FinishedReason, Id, Stamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -53,11 +53,11 @@ pub struct ChatResponse {
     /// Whether this is the final, accumulated chunk.
     pub is_last: bool,
     /// The response id.
-    #[serde(default = "stamp::new_id")]
-    pub id: String,
+    #[serde(default = "Id::random")]
+    pub id: Id,
     /// When the chunk was produced.
-    #[serde(default = "stamp::now")]
-    pub created_at: String,
+    #[serde(default = "Stamp::now")]
+    pub created_at: Stamp,
     /// Usage, on the last chunk.
     #[serde(default)]
     pub usage: Option<ChatUsage>,

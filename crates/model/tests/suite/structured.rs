@@ -61,7 +61,7 @@ fn tool_results(request: &RecordedChatRequest) -> Vec<(String, String, ToolResul
                 let RichContent::Text(text) = &r.output else {
                     panic!("text output expected: {r:?}");
                 };
-                Some((r.id.clone(), text.clone(), r.state))
+                Some((r.id.to_string(), text.clone(), r.state))
             }
             _ => None,
         })

@@ -71,7 +71,7 @@ pub(crate) fn result_block(
         out.push_str(&format!("    {}\n", p.paint(Tone::Dim, &hint)));
     }
     if metadata && !result.metadata.is_empty() {
-        let meta = Value::Object(result.metadata.clone()).to_string();
+        let meta = serde_json::to_string(&result.metadata).unwrap_or_default();
         out.push_str(&format!(
             "    {}\n",
             p.paint(Tone::Dim, &format!("metadata: {meta}"))

@@ -108,8 +108,8 @@ impl<W: Write> ConsoleRenderer<W> {
     /// confirmation): its later events apply to `msg`, whose id is the
     /// reply id. A resumed reply streams no `REPLY_START`.
     pub fn resume(&mut self, msg: Msg) {
-        self.last_reply = Some(msg.id.clone());
-        self.replies.insert(msg.id.clone(), msg);
+        self.last_reply = Some(msg.id.to_string());
+        self.replies.insert(msg.id.to_string(), msg);
     }
 
     /// Forgets the rebuilt messages (they grow with every reply).

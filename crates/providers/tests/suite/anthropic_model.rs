@@ -176,7 +176,7 @@ async fn parallel_tool_use_blocks_with_interleaved_fragments_accumulate_by_block
         .filter_map(|b| match b {
             ContentBlock::ToolCall(ToolCallBlock {
                 id, name, input, ..
-            }) => Some((id.clone(), name.clone(), input.clone())),
+            }) => Some((id.to_string(), name.clone(), input.clone())),
             _ => None,
         })
         .collect();

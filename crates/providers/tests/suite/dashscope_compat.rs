@@ -182,7 +182,7 @@ async fn streamed_reasoning_content_text_a_split_tool_call_and_usage_make_one_fi
         .content
         .iter()
         .filter_map(|b| match b {
-            ContentBlock::ToolCall(c) => Some((c.id.clone(), c.name.clone(), c.input.clone())),
+            ContentBlock::ToolCall(c) => Some((c.id.to_string(), c.name.clone(), c.input.clone())),
             _ => None,
         })
         .collect();

@@ -36,7 +36,7 @@ fn b64(data: &str, media_type: &str) -> DataBlock {
         data: data.into(),
         media_type: media_type.into(),
     }));
-    block.id = format!("blk_{}", media_type.replace('/', "_"));
+    block.id = format!("blk_{}", media_type.replace('/', "_")).into();
     block
 }
 

@@ -19,13 +19,13 @@ fn inline(media_type: &str, data: &str) -> DataBlock {
         data: data.to_owned(),
         media_type: media_type.to_owned(),
     }));
-    block.id = "blk01".to_owned();
+    block.id = "blk01".into();
     block
 }
 
 fn url(media_type: &str, url: &str) -> DataBlock {
     let mut block = DataBlock::new(DataSource::Url(UrlSource::new(url, media_type).unwrap()));
-    block.id = "blk02".to_owned();
+    block.id = "blk02".into();
     block
 }
 

@@ -127,7 +127,7 @@ async fn interleaved_parallel_tool_call_fragments_build_two_calls() {
         .content
         .iter()
         .map(|b| match b {
-            ContentBlock::ToolCall(c) => (c.id.clone(), c.name.clone(), c.input.clone()),
+            ContentBlock::ToolCall(c) => (c.id.to_string(), c.name.clone(), c.input.clone()),
             other => panic!("not a tool call: {other:?}"),
         })
         .collect();

@@ -97,7 +97,7 @@ pub(crate) async fn guard_confirm(
         if answer.confirmed && doubtful {
             tracing::warn!(
                 session_id,
-                call_id = answer.tool_call.id,
+                call_id = answer.tool_call.id.as_str(),
                 "not running a tool call in doubt again"
             );
             answer.confirmed = false;

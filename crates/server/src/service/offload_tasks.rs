@@ -104,7 +104,7 @@ pub(super) async fn offload(
         {
             tracing::info!(
                 session_id = job.session_id,
-                call_id = job.call.id,
+                call_id = job.call.id.as_str(),
                 "the user has {MAX_PER_USER} background calls; this one stays in the reply"
             );
             return Err((tool, output));
@@ -120,7 +120,7 @@ pub(super) async fn offload(
     }
     if let Err(e) = state.storage().create_background_task(&task).await {
         state.background().running().remove(&task.id);
-        tracing::warn!(session_id = job.session_id, call_id = job.call.id, error = %e, "cannot record a background task; the call stays in the reply");
+        tracing::warn!(session_id = job.session_id, call_id = job.call.id.as_str(), error = %e, "cannot record a background task; the call stays in the reply");
         return Err((tool, output));
     }
     tracing::info!(

@@ -218,7 +218,7 @@ impl FileOffloader {
             let mut msg = msg.clone();
             self.externalise_msg(&mut msg).await?;
             let line = serde_json::to_string(&msg).map_err(|source| OffloadError::Encode {
-                msg_id: msg.id.clone(),
+                msg_id: msg.id.to_string(),
                 source,
             })?;
             batch.push_str(&line);

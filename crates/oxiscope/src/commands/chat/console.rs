@@ -112,7 +112,7 @@ impl Console {
         let Some(reply) = state.reply_msg().filter(|_| state.is_parked()) else {
             return Ok(());
         };
-        let reply_id = reply.id.clone();
+        let reply_id = reply.id.to_string();
         self.renderer.resume(reply.clone());
         match state.awaiting() {
             Some(Awaiting::Permission) => {

@@ -204,7 +204,7 @@ impl Walker<'_> {
                 data.id
             );
             self.promoted.push(Promoted {
-                id: data.id.clone(),
+                id: data.id.to_string(),
                 kind,
                 part,
             });

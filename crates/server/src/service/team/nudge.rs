@@ -67,7 +67,7 @@ impl Nudge {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if given.0 != reply.id {
-            *given = (reply.id.clone(), 0);
+            *given = (reply.id.to_string(), 0);
         }
         if given.1 >= MAX_NUDGES {
             return ReplyEndAction::Finish;
