@@ -132,6 +132,23 @@ impl Default for TenantPolicy {
     }
 }
 
+/// Whether what a session's model sets up to run later or beside it (a
+/// schedule, a team member) may run in `requested` mode when the session
+/// itself runs in `creator` mode: never with more trust than the session
+/// had. A read-only (`explore`) session sets up only read-only runs, and only
+/// a `bypass` session sets up `bypass` runs. Any other mode is within reach
+/// of the rest: `dont_ask`, the unattended default, allows what
+/// `accept_edits` does without asking and refuses the rest, and the
+/// prompting modes wait for the user.
+#[must_use]
+pub fn mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
+    match (creator, requested) {
+        (PermissionMode::Explore, requested) => requested == PermissionMode::Explore,
+        (creator, PermissionMode::Bypass) => creator == PermissionMode::Bypass,
+        _ => true,
+    }
+}
+
 impl TenantPolicy {
     /// `403` unless `mode` is allowed.
     ///
@@ -223,6 +240,22 @@ fn same(a: &PermissionRule, b: &PermissionRule) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_session_sets_up_never_gets_more_trust_than_the_session() {
+        use PermissionMode::{AcceptEdits, Bypass, Default, DontAsk, Explore};
+        for creator in PermissionMode::ALL {
+            assert!(mode_within(creator, Explore), "{creator:?}");
+            assert_eq!(mode_within(creator, Bypass), creator == Bypass);
+            for requested in [Default, AcceptEdits, DontAsk] {
+                assert_eq!(
+                    mode_within(creator, requested),
+                    creator != Explore,
+                    "{creator:?} -> {requested:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn bypass_is_refused_by_default_and_stored_states_fall_back() {

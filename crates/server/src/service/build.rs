@@ -61,6 +61,8 @@ pub(crate) async fn build_agent(
         tracing::warn!(session = %session.id, mode = mode.as_str(), "the session's permission mode is no longer allowed; running in default");
         agent_state.permission_context.mode = policy.effective_mode(mode);
     }
+    // What the session's model sets up (schedules) gets no more trust.
+    let creator_mode = agent_state.permission_context.mode;
 
     let data = &agent.data;
     let name = data
@@ -137,7 +139,11 @@ pub(crate) async fn build_agent(
     // Hints that reached the session while its reply was parked.
     let builder = builder.middleware(super::deferred::DeferredHints);
     // The user's schedules, as tools.
-    let builder = builder.middleware(super::schedule_tools::schedule_tools(state, session));
+    let builder = builder.middleware(super::schedule_tools::schedule_tools(
+        state,
+        session,
+        creator_mode,
+    ));
     // The team tools, by the session's role in a team (if any).
     let builder = builder.middleware(super::team::team_middleware(state, agent, session).await?);
     let builder = match &state.config().span_exporter {

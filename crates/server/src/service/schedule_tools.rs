@@ -34,6 +34,8 @@ struct Caller {
     session_id: String,
     /// The session's model, inherited by the schedules it creates.
     model: Option<ChatModelConfig>,
+    /// The session's permission mode: the most its schedules may have.
+    mode: PermissionMode,
 }
 
 /// Create a recurring scheduled task for yourself: at each time the cron
@@ -71,8 +73,9 @@ struct CreateArgs {
     #[serde(default)]
     stateful: bool,
     /// Permission mode of the runs, where nobody is there to confirm:
-    /// `default`, `accept_edits`, `plan`, `dont_ask` (the default) or
-    /// `bypass` (if the operator allows it).
+    /// `default`, `accept_edits`, `explore`, `dont_ask` (the default) or
+    /// `bypass` (only from a session in bypass mode, if the operator allows
+    /// it). A session in `explore` mode creates `explore` schedules only.
     #[serde(default)]
     permission_mode: Option<String>,
 }
@@ -99,7 +102,11 @@ struct DeleteArgs {
 }
 
 /// The schedule tools of `session`, as tools of its agent.
-pub(crate) fn schedule_tools(state: &AppState, session: &SessionRecord) -> ScheduleToolsMiddleware {
+pub(crate) fn schedule_tools(
+    state: &AppState,
+    session: &SessionRecord,
+    mode: PermissionMode,
+) -> ScheduleToolsMiddleware {
     let caller = Arc::new(Caller {
         state: state.clone(),
         user_id: session.user_id.clone(),
@@ -110,6 +117,7 @@ pub(crate) fn schedule_tools(state: &AppState, session: &SessionRecord) -> Sched
             .get("chat_model_config")
             .cloned()
             .and_then(|v| serde_json::from_value(v).ok()),
+        mode,
     });
     // Always allowed, as in AgentScope: they act for the session's own
     // user only, under the operator's schedule limit.
@@ -243,10 +251,19 @@ async fn create(caller: &Caller, args: CreateArgs) -> Result<String, ApiError> {
         .unwrap_or("UTC")
         .to_owned();
     let mode = match args.permission_mode.as_deref().map(str::trim) {
+        // A read-only session's schedules are read-only too.
+        None | Some("") if caller.mode == PermissionMode::Explore => PermissionMode::Explore,
         None | Some("") => PermissionMode::DontAsk,
         Some(m) => serde_json::from_value(Value::from(m))
             .map_err(|_| ApiError::BadRequest(format!("unknown permission_mode {m:?}")))?,
     };
+    if !crate::policy::mode_within(caller.mode, mode) {
+        return Err(ApiError::Forbidden(format!(
+            "this session runs in {} mode; a schedule it creates cannot run in {} mode",
+            caller.mode.as_str(),
+            mode.as_str()
+        )));
+    }
     let provenance = Provenance {
         source_session_id: Some(caller.session_id.clone()),
         started_at: time_arg(args.started_at.as_deref(), "started_at", &tz)?,

@@ -405,3 +405,89 @@ async fn schedules_created_at_once_stay_within_the_cap() {
     let (_, list) = h.get("/schedule/", "u").await;
     assert_eq!(list["total"], 3);
 }
+
+#[tokio::test]
+async fn a_schedule_an_agent_creates_gets_no_more_trust_than_its_session() {
+    // The operator allows bypass, so only the session's own mode stands in
+    // the way of a model that asks for it.
+    let mut policy = oxiscope_server::TenantPolicy {
+        private_model_endpoints: true,
+        ..oxiscope_server::TenantPolicy::default()
+    };
+    policy
+        .allowed_modes
+        .push(oxiscope_permission::PermissionMode::Bypass);
+    let h = Harness::start_with_policy(policy).await;
+    let s = h.setup("u").await;
+    let set_mode = |mode: &'static str| {
+        let h = &h;
+        let s = &s;
+        async move {
+            let (code, body) = h
+                .call(
+                    reqwest::Method::PATCH,
+                    &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
+                    "u",
+                    Some(json!({"permission_mode": mode})),
+                )
+                .await;
+            assert_eq!(code, 200, "{body}");
+        }
+    };
+    let create = |name: &str, mode: Option<&str>| {
+        let mut args = json!({"name": name, "cron_expression": "0 3 * * *"});
+        if let Some(mode) = mode {
+            args["permission_mode"] = json!(mode);
+        }
+        h.fake.push(calls("ScheduleCreate", &args));
+        h.fake.push(text_answer("Done."));
+    };
+    let modes = |list: &Value| -> Vec<(String, String)> {
+        list["schedules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["data"]["name"].as_str().unwrap().to_owned(),
+                    r["data"]["permission_mode"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+
+    // A session in the default mode cannot set up unattended bypass runs.
+    create("escalate", Some("bypass"));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Run it freely.").await;
+    let result = last_tool_result(&requests[1]);
+    assert!(result.contains("cannot run in bypass mode"), "{result}");
+    let (_, list) = h.get("/schedule/", "u").await;
+    assert_eq!(list["total"], 0, "{list}");
+    // Its unattended default is dont_ask, as in AgentScope.
+    create("nightly", None);
+    super::knowledge::run_reply(&h, "u", &s, "Nightly.").await;
+
+    // A read-only session sets up nothing that could write later.
+    set_mode("explore").await;
+    create("write", Some("accept_edits"));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Write nightly.").await;
+    let result = last_tool_result(&requests[1]);
+    assert!(result.contains("explore"), "{result}");
+    assert!(!result.contains("Schedule created"), "{result}");
+
+    // A bypass session may.
+    set_mode("bypass").await;
+    create("free", Some("bypass"));
+    super::knowledge::run_reply(&h, "u", &s, "Run it freely.").await;
+
+    let (_, list) = h.get("/schedule/", "u").await;
+    let mut got = modes(&list);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("free".to_owned(), "bypass".to_owned()),
+            ("nightly".to_owned(), "dont_ask".to_owned()),
+        ]
+    );
+}

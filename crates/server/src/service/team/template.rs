@@ -157,11 +157,12 @@ impl SubAgentTemplate {
     }
 
     /// The worker's permissions: the template's, with the leader's mode
-    /// (unless the template pins its own), rules and working directories
-    /// layered in as the template's flags say.
+    /// (unless the template pins its own, and that one is within the
+    /// leader's reach: a worker never gets more trust than its leader), rules
+    /// and working directories layered in as the template's flags say.
     pub(super) fn permissions(&self, leader: &PermissionContext) -> PermissionContext {
         let mut merged = self.permission_context.clone();
-        if !self.override_leader_mode {
+        if !self.override_leader_mode || !crate::policy::mode_within(leader.mode, merged.mode) {
             merged.mode = leader.mode;
         }
         if self.extend_leader_working_directories {

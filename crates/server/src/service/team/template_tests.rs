@@ -70,6 +70,32 @@ fn a_directory_adds_templates_and_may_replace_the_default() {
 }
 
 #[test]
+fn a_pinned_mode_never_gives_a_worker_more_trust_than_its_leader() {
+    let dir = tempfile::tempdir().unwrap();
+    let pinned = |kind: &str, mode: &str| {
+        json!({"type": kind, "description": "d", "system_prompt_template": "p",
+               "permission_context": {"mode": mode}, "override_leader_mode": true})
+        .to_string()
+    };
+    std::fs::write(dir.path().join("b.json"), pinned("free", "bypass")).unwrap();
+    std::fs::write(dir.path().join("e.json"), pinned("editor", "accept_edits")).unwrap();
+    let templates = TeamTemplates::load_dir(dir.path()).unwrap();
+    let (free, editor) = (
+        templates.get("free").unwrap(),
+        templates.get("editor").unwrap(),
+    );
+    for (leader, template, expected) in [
+        (PermissionMode::Default, free, PermissionMode::Default),
+        (PermissionMode::Bypass, free, PermissionMode::Bypass),
+        (PermissionMode::Explore, editor, PermissionMode::Explore),
+        (PermissionMode::Default, editor, PermissionMode::AcceptEdits),
+    ] {
+        let merged = template.permissions(&PermissionContext::new(leader));
+        assert_eq!(merged.mode, expected, "leader {leader:?}");
+    }
+}
+
+#[test]
 fn bad_template_directories_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let one = json!({"type": "x", "description": "d", "system_prompt_template": "p"});
