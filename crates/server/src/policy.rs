@@ -141,7 +141,7 @@ impl Default for TenantPolicy {
 /// `accept_edits` does without asking and refuses the rest, and the
 /// prompting modes wait for the user.
 #[must_use]
-pub fn mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
+pub(crate) fn mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
     match (creator, requested) {
         (PermissionMode::Explore, requested) => requested == PermissionMode::Explore,
         (creator, PermissionMode::Bypass) => creator == PermissionMode::Bypass,
