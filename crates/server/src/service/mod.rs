@@ -8,6 +8,7 @@ pub(crate) mod hub;
 mod input;
 mod journal;
 pub(crate) mod knowledge;
+pub(crate) mod lease;
 pub(crate) mod library;
 pub(crate) mod models;
 mod naming;

@@ -8,17 +8,15 @@
 //! (the latest occurrence fired) and, for stateful schedules,
 //! `session_id` (the one session every fire reuses).
 
-use std::time::Duration;
-
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use croner::Cron;
 use croner::parser::{CronParser, Seconds};
 use oxiscope_permission::PermissionMode;
-use oxiscope_storage::{RunLease, ScheduleRecord, SessionRecord, new_id, now};
+use oxiscope_storage::{ScheduleRecord, SessionRecord, new_id, now};
 use serde_json::{Map, Value, json};
 
-use super::forget_session;
+use super::{forget_session, lease};
 use crate::api::{CreateScheduleRequest, ScheduleView, UpdateScheduleRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -220,16 +218,13 @@ pub(crate) async fn create_from(
     }
     // Counted and stored under the user's lease, so concurrent creates
     // cannot pass the cap together.
-    let Some(held) = lease(state, &format!("schedules-of:{user}"), true).await? else {
-        return Err(ApiError::Conflict(
-            "The schedules are busy; try again.".to_owned(),
-        ));
-    };
-    let outcome = create_counted(state, user, body, at, provenance).await;
-    if let Err(e) = state.bus().unlock(&held).await {
-        tracing::warn!(user, error = %e, "releasing a schedule lease failed");
-    }
-    outcome
+    lease::under(
+        state,
+        &format!("schedules-of:{user}"),
+        BUSY,
+        create_counted(state, user, body, at, provenance),
+    )
+    .await
 }
 
 /// [`create_from`], holding the user's schedule lease.
@@ -349,8 +344,8 @@ pub(crate) async fn update(
         .ok_or_else(|| ApiError::NotFound(format!("Schedule {id} not found")))
 }
 
-/// How long a replica may hold a schedule's edit lease.
-const EDIT_TTL: Duration = Duration::from_secs(30);
+/// The 409 when a schedule's lease stays held.
+const BUSY: &str = "The schedules are busy; try again.";
 
 /// Read-modify-write of a stored schedule under its bus lease
 /// (`schedule:<id>`), which the scheduler's claims take too, so an edit
@@ -368,7 +363,7 @@ pub(crate) async fn edit_locked(
     wait: bool,
     edit: impl FnOnce(&mut ScheduleRecord) -> ApiResult<bool>,
 ) -> ApiResult<Option<ScheduleRecord>> {
-    let Some(lease) = lease(state, &format!("schedule:{id}"), wait).await? else {
+    let Some(held) = lease::take(state, &format!("schedule:{id}"), wait, BUSY).await? else {
         return Ok(None);
     };
     let outcome = async {
@@ -382,30 +377,8 @@ pub(crate) async fn edit_locked(
         Ok(Some(record))
     }
     .await;
-    if let Err(e) = state.bus().unlock(&lease).await {
-        tracing::warn!(schedule_id = id, error = %e, "releasing a schedule lease failed");
-    }
+    lease::release(state, &held).await;
     outcome
-}
-
-/// Takes the bus lease `key` (waiting up to about 2 s when `wait`);
-/// `None` when it is held and `wait` is off.
-///
-/// # Errors
-/// 409 when it stays held; the bus's failure.
-async fn lease(state: &AppState, key: &str, wait: bool) -> ApiResult<Option<RunLease>> {
-    for _ in 0..100 {
-        if let Some(lease) = state.bus().try_lock(key, EDIT_TTL).await? {
-            return Ok(Some(lease));
-        }
-        if !wait {
-            return Ok(None);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Err(ApiError::Conflict(
-        "The schedules are busy; try again.".to_owned(),
-    ))
 }
 
 /// The sessions schedule `id` opened, newest first.

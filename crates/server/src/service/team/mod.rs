@@ -43,3 +43,6 @@ pub(crate) use middleware::team_middleware;
 pub(crate) use report::turn_not_completed;
 pub use template::{TeamTemplates, TemplateError};
 pub(crate) use view::{session_deleting, session_team};
+
+#[cfg(test)]
+mod roster_tests;

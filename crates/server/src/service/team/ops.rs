@@ -113,7 +113,7 @@ pub(super) async fn team_say(caller: &Caller, input: &Value) -> TeamResult<Strin
 /// Dissolves the team the caller leads.
 pub(super) async fn team_delete(caller: &Caller) -> TeamResult<String> {
     let team = caller.led_team("dissolve the team").await?;
-    dissolve(&caller.state, &caller.user_id, &team).await?;
+    dissolve(&caller.state, &caller.user_id, &team.id).await?;
     Ok(format!(
         "Team {} dissolved: its workers are deleted and your session no longer leads a team.",
         team.id

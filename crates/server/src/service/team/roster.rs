@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::ApiError;
+use crate::service::lease;
 use crate::state::AppState;
 
 /// How many characters of an agent id tell invited members apart
@@ -184,6 +185,23 @@ impl Caller {
     }
 }
 
+/// Runs `work` holding the roster lease of team `team_id`. Every change of
+/// a roster (a member joining or leaving, the team dissolving) is a
+/// read-modify-write of the team record done under it, so two changes
+/// (on any replicas) never overwrite each other; `work` reads the team
+/// itself, fresh.
+///
+/// # Errors
+/// 409 when the lease stays held; `work`'s error.
+pub(super) async fn locked<T, E: From<ApiError>>(
+    state: &AppState,
+    team_id: &str,
+    work: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    let busy = "The team is busy with another change; try again.";
+    lease::under(state, &format!("team:{team_id}"), busy, work).await
+}
+
 /// The routing handle of an agent id.
 pub(super) fn handle(agent_id: &str) -> &str {
     agent_id.get(..HANDLE_LEN).unwrap_or(agent_id)
@@ -205,7 +223,18 @@ pub(super) fn team_hint(sender: &str, text: &str, label: &str) -> HintBlock {
 ///
 /// # Errors
 /// The store's or the bus's failure (members handled so far stay gone).
-pub(crate) async fn dissolve(
+pub(crate) async fn dissolve(state: &AppState, user: &str, team_id: &str) -> Result<(), ApiError> {
+    locked(state, team_id, async {
+        match state.storage().get_team(user, team_id).await? {
+            Some(team) => dissolve_held(state, user, &team).await,
+            None => Ok(()),
+        }
+    })
+    .await
+}
+
+/// [`dissolve`], the roster lease held.
+pub(super) async fn dissolve_held(
     state: &AppState,
     user: &str,
     team: &TeamRecord,

@@ -5,7 +5,7 @@ use oxiscope_agent::AgentState;
 use oxiscope_storage::{AgentRecord, SessionRecord, TeamRecord, new_id, now};
 use serde_json::{Value, json};
 
-use super::roster::{Caller, TeamData, TeamMember, TeamResult, handle, refuse, team_hint};
+use super::roster::{Caller, TeamData, TeamMember, TeamResult, handle, locked, refuse, team_hint};
 use super::tool::arg;
 use crate::service::deliver::deliver_hint;
 use crate::service::{agent_state, check_quota};
@@ -38,12 +38,17 @@ pub(super) fn invite_target(agent: &AgentRecord) -> String {
 }
 
 /// The team the caller leads, its roster and leader session, after the
-/// size limit and the user's token quota are checked.
+/// size limit and the user's token quota are checked; read with the roster
+/// lease of `team_id` held (the team found before taking it).
 async fn growing_team(
     caller: &Caller,
+    team_id: &str,
     what: &str,
 ) -> TeamResult<(TeamRecord, TeamData, SessionRecord)> {
     let team = caller.led_team(what).await?;
+    if team.id != team_id {
+        return refuse("the team changed meanwhile; try again.");
+    }
     let data = TeamData::of(&team)?;
     let most = caller.state.config().policy.max_team_members;
     if data.members.len() >= most {
@@ -64,26 +69,51 @@ async fn growing_team(
     Ok((team, data, leader))
 }
 
-/// Stores `session` as a member of `team` and delivers its first task.
+/// Stores the new member's session as a member of `team` (the roster lease
+/// held). When that fails, the member's session (and a created member's
+/// agent) are deleted again: nothing is left outside the team.
 async fn enlist(
     caller: &Caller,
     mut team: TeamRecord,
     mut data: TeamData,
     member: TeamMember,
-    hint: oxiscope_message::HintBlock,
-    sender: &str,
 ) -> TeamResult<()> {
     let storage = caller.state.storage();
-    storage
-        .set_session_team(&caller.user_id, &member.session_id, Some(&team.id))
-        .await?;
-    if member.role == "created" {
-        data.member_ids.push(member.agent_id.clone());
-    }
     let session_id = member.session_id.clone();
-    data.members.push(member);
-    caller.save(&mut team, &data).await?;
-    deliver_hint(&caller.state, &caller.user_id, &session_id, sender, hint).await?;
+    let (agent_id, created) = (member.agent_id.clone(), member.role == "created");
+    let joined = async {
+        storage
+            .set_session_team(&caller.user_id, &session_id, Some(&team.id))
+            .await?;
+        if created {
+            data.member_ids.push(agent_id.clone());
+        }
+        data.members.push(member);
+        caller.save(&mut team, &data).await
+    }
+    .await;
+    if joined.is_err() {
+        // A created member's agent takes its sessions with it.
+        let gone = if created {
+            storage.delete_agent(&caller.user_id, &agent_id).await
+        } else {
+            storage.delete_session(&caller.user_id, &session_id).await
+        };
+        if let Err(e) = gone {
+            tracing::warn!(session_id, error = %e, "cannot remove a member that failed to join");
+        }
+    }
+    joined
+}
+
+/// Delivers a new member's first task (after the roster lease is let go).
+async fn first_task(
+    caller: &Caller,
+    session_id: &str,
+    sender: &str,
+    hint: oxiscope_message::HintBlock,
+) -> TeamResult<()> {
+    deliver_hint(&caller.state, &caller.user_id, session_id, sender, hint).await?;
     Ok(())
 }
 
@@ -146,7 +176,29 @@ pub(super) async fn agent_create(caller: &Caller, input: &Value) -> TeamResult<S
             json!(templates.kinds())
         ));
     };
-    let (team, data, leader) = growing_team(caller, "add members").await?;
+    let team_id = caller.led_team("add members").await?.id;
+    let (team_name, leader_name, session_id) = locked(&caller.state, &team_id, async {
+        spawn_worker(caller, &team_id, template, name, description).await
+    })
+    .await?;
+    let hint = team_hint(&leader_name, prompt, "team_message");
+    first_task(caller, &session_id, &leader_name, hint).await?;
+    Ok(format!(
+        "Member {name:?} added to team {team_name:?}; it is working on its task."
+    ))
+}
+
+/// The body of [`agent_create`], the roster lease held: the worker's agent
+/// and session made and enlisted. Returns the team's name, the leader's
+/// name and the worker's session.
+async fn spawn_worker(
+    caller: &Caller,
+    team_id: &str,
+    template: &super::template::SubAgentTemplate,
+    name: &str,
+    description: &str,
+) -> TeamResult<(String, String, String)> {
+    let (team, data, leader) = growing_team(caller, team_id, "add members").await?;
     let directory = caller.directory(&team, &data).await?;
     if directory.iter().any(|(n, _)| n == name) {
         return refuse(format!(
@@ -204,15 +256,12 @@ pub(super) async fn agent_create(caller: &Caller, input: &Value) -> TeamResult<S
     let member = TeamMember {
         owner_id: caller.user_id.clone(),
         agent_id: agent.id.clone(),
-        session_id,
+        session_id: session_id.clone(),
         role: "created".to_owned(),
     };
     let team_name = data.name.clone();
-    let hint = team_hint(&leader_name, prompt, "team_message");
-    enlist(caller, team, data, member, hint, &leader_name).await?;
-    Ok(format!(
-        "Member {name:?} added to team {team_name:?}; it is working on its task."
-    ))
+    enlist(caller, team, data, member).await?;
+    Ok((team_name, leader_name, session_id))
 }
 
 /// Borrows one of the user's invitable agents: a fresh session of it in
@@ -244,11 +293,42 @@ pub(super) async fn agent_invite(caller: &Caller, input: &Value) -> TeamResult<S
             None => return refuse(format!("the target {target:?} is ambiguous.")),
         },
     };
-    let (team, data, leader) = growing_team(caller, "invite members").await?;
+    let team_id = caller.led_team("invite members").await?.id;
+    let (team_name, leader_name, session_id) = locked(&caller.state, &team_id, async {
+        borrow_member(caller, &team_id, &invited).await
+    })
+    .await?;
+    let framed = format!(
+        "<system-reminder>You have joined the team {team_name:?}, led by {leader_name:?}, in \
+         this session. Team members talk only through the TeamSay tool: use it to report to \
+         the leader when your task is done, or to reach the team.</system-reminder>\n\
+         <team-message from=\"{leader_name}\">\n{prompt}\n</team-message>"
+    );
+    let hint = oxiscope_message::HintBlock::new(
+        framed,
+        Some(json!({"label": "team_message", "sublabel": leader_name}).to_string()),
+    );
+    first_task(caller, &session_id, &leader_name, hint).await?;
+    Ok(format!(
+        "Invited {:?} into team {team_name:?}.",
+        invite_target(&invited)
+    ))
+}
+
+/// The body of [`agent_invite`], the roster lease held: a session of
+/// `invited` made and enlisted. Returns the team's name, the leader's name
+/// and the member's session.
+async fn borrow_member(
+    caller: &Caller,
+    team_id: &str,
+    invited: &AgentRecord,
+) -> TeamResult<(String, String, String)> {
+    let storage = caller.state.storage();
+    let (team, data, leader) = growing_team(caller, team_id, "invite members").await?;
     if data.members.iter().any(|m| m.agent_id == invited.id) {
         return refuse(format!(
             "{} is a member of team {:?} already.",
-            invite_target(&invited),
+            invite_target(invited),
             data.name
         ));
     }
@@ -275,7 +355,6 @@ pub(super) async fn agent_invite(caller: &Caller, input: &Value) -> TeamResult<S
         session_id: session_id.clone(),
         ..AgentState::default()
     };
-    let display = invite_target(&invited);
     let session = member_session(
         &base,
         &invited.id,
@@ -288,20 +367,10 @@ pub(super) async fn agent_invite(caller: &Caller, input: &Value) -> TeamResult<S
     let member = TeamMember {
         owner_id: caller.user_id.clone(),
         agent_id: invited.id.clone(),
-        session_id,
+        session_id: session_id.clone(),
         role: "invited".to_owned(),
     };
     let team_name = data.name.clone();
-    let framed = format!(
-        "<system-reminder>You have joined the team {team_name:?}, led by {leader_name:?}, in \
-         this session. Team members talk only through the TeamSay tool: use it to report to \
-         the leader when your task is done, or to reach the team.</system-reminder>\n\
-         <team-message from=\"{leader_name}\">\n{prompt}\n</team-message>"
-    );
-    let hint = oxiscope_message::HintBlock::new(
-        framed,
-        Some(json!({"label": "team_message", "sublabel": leader_name}).to_string()),
-    );
-    enlist(caller, team, data, member, hint, &leader_name).await?;
-    Ok(format!("Invited {display:?} into team {team_name:?}."))
+    enlist(caller, team, data, member).await?;
+    Ok((team_name, leader_name, session_id))
 }

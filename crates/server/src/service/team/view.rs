@@ -5,7 +5,7 @@
 use oxiscope_storage::{AgentRecord, TeamRecord};
 use serde_json::{Map, Value, json};
 
-use super::roster::{TeamData, dissolve};
+use super::roster::{TeamData, dissolve_held, locked};
 use crate::error::ApiResult;
 use crate::state::AppState;
 
@@ -90,11 +90,18 @@ pub(crate) async fn session_deleting(
     let Some(team_id) = storage.session_team(user, session_id).await? else {
         return Ok(());
     };
-    let Some(mut team) = storage.get_team(user, &team_id).await? else {
+    locked(state, &team_id, leave(state, user, &team_id, session_id)).await
+}
+
+/// [`session_deleting`] for a session of team `team_id`, the roster lease
+/// held.
+async fn leave(state: &AppState, user: &str, team_id: &str, session_id: &str) -> ApiResult<()> {
+    let storage = state.storage();
+    let Some(mut team) = storage.get_team(user, team_id).await? else {
         return Ok(());
     };
     if team.session_id == session_id {
-        return dissolve(state, user, &team).await;
+        return dissolve_held(state, user, &team).await;
     }
     let mut data: TeamData = serde_json::from_value(team.data.clone()).unwrap_or_default();
     let Some(gone) = data.members.iter().position(|m| m.session_id == session_id) else {
