@@ -63,7 +63,7 @@ pub use routes::app;
 pub use serve::serve;
 pub use service::knowledge::{KnowledgeSettings, OFFLINE_CREDENTIAL_ID, open_vector_store};
 pub use service::scheduler::{
-    Clock, SCHEDULER_TICK, SystemClock, spawn_scheduler, spawn_scheduler_with,
+    Clock, SCHEDULER_SWEEP, SCHEDULER_TICK, SystemClock, spawn_scheduler, spawn_scheduler_with,
 };
 pub use service::team::{TeamTemplates, TemplateError};
 pub use service::{HubError, HubSource, SessionTitles};

@@ -32,7 +32,7 @@ macro_rules! sessions {
 /// Expands to the column list of table `schedules`.
 macro_rules! schedules {
     () => {
-        "id, user_id, created_at, updated_at, data"
+        "id, user_id, created_at, updated_at, data, next_check_at"
     };
 }
 

@@ -73,7 +73,7 @@ pub use knowledge::{KnowledgeBaseRecord, KnowledgeDocumentRecord};
 pub use postgres::{PostgresStorage, is_postgres_url};
 pub use record::{
     AgentRecord, ApiKeyRecord, CredentialRecord, LibraryCard, McpLibraryRecord, MessagePage,
-    ScheduleRecord, SessionRecord, SkillLibraryRecord, StoredMessage, new_id, now,
+    ScheduleRecord, SessionRecord, SkillLibraryRecord, StoredMessage, check_time, new_id, now,
 };
 pub use sqlite::{DATABASE_FILE, SqliteStorage};
 pub use storage::{BoxFuture, Storage};

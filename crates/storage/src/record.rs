@@ -108,6 +108,19 @@ pub struct ScheduleRecord {
     pub updated_at: String,
     /// The schedule document.
     pub data: Value,
+    /// When the schedule may next be due, as [`check_time`] writes it (the
+    /// scheduler reads only schedules at or past theirs, see
+    /// [`crate::Storage::list_due_schedules`]); `None`: unknown, looked at
+    /// on every tick.
+    #[serde(default)]
+    pub next_check_at: Option<String>,
+}
+
+/// A time as `next_check_at` holds it: UTC with microseconds, fixed width,
+/// so text order is time order.
+#[must_use]
+pub fn check_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
 /// An API key, known only by its hash.

@@ -86,6 +86,7 @@ pub(crate) fn schedule(row: &impl Columns) -> Result<ScheduleRecord> {
         created_at: row.text("created_at")?,
         updated_at: row.text("updated_at")?,
         data: row.json("data")?,
+        next_check_at: row.opt_text("next_check_at")?,
     })
 }
 

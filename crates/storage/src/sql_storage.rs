@@ -230,6 +230,13 @@ macro_rules! impl_storage {
                     Box::pin(self.schedule_list_all())
                 }
 
+                fn list_due_schedules<'a>(
+                    &'a self,
+                    at: &'a str,
+                ) -> BoxFuture<'a, Result<Vec<ScheduleRecord>>> {
+                    Box::pin(self.schedule_list_due(at))
+                }
+
                 fn create_api_key<'a>(
                     &'a self,
                     key: &'a ApiKeyRecord,

@@ -237,6 +237,14 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// The backend's failure.
     fn list_all_schedules(&self) -> BoxFuture<'_, Result<Vec<ScheduleRecord>>>;
 
+    /// The schedules of every user that may be due at `at` (a
+    /// [`crate::check_time`]): those whose `next_check_at` is at or before
+    /// it, or unknown; ordered as [`Storage::list_all_schedules`].
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_due_schedules<'a>(&'a self, at: &'a str) -> BoxFuture<'a, Result<Vec<ScheduleRecord>>>;
+
     /// Stores an API key's hash.
     ///
     /// # Errors

@@ -132,6 +132,39 @@ pub(crate) fn instant(data: &Value, key: &str) -> Option<DateTime<Utc>> {
         .map(|d| d.with_timezone(&Utc))
 }
 
+/// The `next_check_at` of a schedule document: the first time it may be
+/// due ([`crate::service::scheduler::due`]), never later. That is its
+/// first occurrence after both its arming and its last fire, and not
+/// before its window opens; far in the future for a disabled schedule, a
+/// rule that no longer parses or fires, or a first occurrence past the
+/// window; `None` (looked at on every tick) when nothing bounds it from
+/// below.
+pub(crate) fn next_check(data: &Value) -> Option<String> {
+    const NEVER: &str = "9999-12-31T23:59:59.999999Z";
+    if data.get("enabled").and_then(Value::as_bool) == Some(false) {
+        return Some(NEVER.to_owned());
+    }
+    let Ok(spec) = spec_of(data) else {
+        return Some(NEVER.to_owned());
+    };
+    // An occurrence at the window's opening counts: start just before it.
+    let opening = instant(data, "started_at").map(|t| t - chrono::Duration::seconds(1));
+    let from = [
+        instant(data, "armed_at"),
+        instant(data, "last_fired_at"),
+        opening,
+    ]
+    .into_iter()
+    .flatten()
+    .max()?;
+    Some(match spec.next_after(from) {
+        Some(next) if instant(data, "ended_at").is_none_or(|end| next <= end) => {
+            oxiscope_storage::check_time(next)
+        }
+        _ => NEVER.to_owned(),
+    })
+}
+
 /// The rule of a stored schedule.
 ///
 /// # Errors
@@ -275,6 +308,7 @@ async fn create_counted(
         user_id: user.to_owned(),
         created_at: stamp.clone(),
         updated_at: stamp,
+        next_check_at: next_check(&data),
         data,
     };
     storage.create_schedule(&record).await?;
@@ -373,6 +407,7 @@ pub(crate) async fn edit_locked(
         if !edit(&mut record)? {
             return Ok(None);
         }
+        record.next_check_at = next_check(&record.data);
         state.storage().update_schedule(&record).await?;
         Ok(Some(record))
     }

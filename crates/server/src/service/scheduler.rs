@@ -18,6 +18,13 @@
 //!   schedule at the change: occurrences before it never fire, so the next
 //!   fire is the new rule's first occurrence after the change.
 //!
+//! - **Reading.** Each schedule stores when it may next be due
+//!   (`next_check_at`, recomputed on every write); a tick reads only the
+//!   schedules at or past theirs, so a tick costs what is due, not every
+//!   schedule of every user. Every [`SCHEDULER_SWEEP`] a tick reads them
+//!   all, which covers schedules an older replica changed without the
+//!   column.
+//!
 //! Time comes from a [`Clock`], so tests move it by hand.
 
 use std::sync::Arc;
@@ -37,6 +44,11 @@ use crate::state::AppState;
 
 /// How often the scheduler looks for due schedules.
 pub const SCHEDULER_TICK: Duration = Duration::from_millis(500);
+
+/// How often a tick reads every schedule rather than only those whose
+/// stored check time has come: a schedule changed by a replica of a
+/// version before check times still fires (within this much).
+pub const SCHEDULER_SWEEP: Duration = Duration::from_secs(30);
 
 /// Where the scheduler reads the time.
 pub trait Clock: Send + Sync + std::fmt::Debug {
@@ -67,10 +79,28 @@ pub fn spawn_scheduler_with(
     clock: Arc<dyn Clock>,
     every: Duration,
 ) -> JoinHandle<()> {
+    let last_sweep = Arc::new(std::sync::Mutex::new(None::<DateTime<Utc>>));
     super::spawn_periodic(state, every, move |state| {
-        let clock = Arc::clone(&clock);
+        let now = clock.now();
+        let sweep = match last_sweep.lock() {
+            Ok(mut last) => {
+                let sweep = last.is_none_or(|l| {
+                    now - l >= chrono::Duration::from_std(SCHEDULER_SWEEP).unwrap_or_default()
+                });
+                if sweep {
+                    *last = Some(now);
+                }
+                sweep
+            }
+            Err(_) => true,
+        };
         async move {
-            if let Err(e) = tick(&state, clock.now()).await {
+            let outcome = if sweep {
+                tick_all(&state, now).await
+            } else {
+                tick(&state, now).await
+            };
+            if let Err(e) = outcome {
                 tracing::warn!(error = %e, "the scheduler's tick failed");
             }
         }
@@ -102,15 +132,37 @@ pub(crate) fn due(data: &Value, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     }
 }
 
-/// Claims and fires every due schedule once; returns how many this
-/// replica claimed.
+/// Claims and fires every due schedule once, reading only the schedules
+/// whose stored check time has come; returns how many this replica
+/// claimed.
 ///
 /// # Errors
 /// The storage's failure to list the schedules; a failure on one schedule
 /// is logged and the tick goes on.
 pub(crate) async fn tick(state: &AppState, now: DateTime<Utc>) -> ApiResult<usize> {
+    let candidates = state
+        .storage()
+        .list_due_schedules(&oxiscope_storage::check_time(now))
+        .await?;
+    fire_due(state, now, candidates).await
+}
+
+/// [`tick`] over every schedule, whatever its check time says.
+///
+/// # Errors
+/// As [`tick`].
+pub(crate) async fn tick_all(state: &AppState, now: DateTime<Utc>) -> ApiResult<usize> {
+    let all = state.storage().list_all_schedules().await?;
+    fire_due(state, now, all).await
+}
+
+async fn fire_due(
+    state: &AppState,
+    now: DateTime<Utc>,
+    candidates: Vec<ScheduleRecord>,
+) -> ApiResult<usize> {
     let mut claimed = 0;
-    for record in state.storage().list_all_schedules().await? {
+    for record in candidates {
         let Some(at) = due(&record.data, now) else {
             continue;
         };

@@ -35,16 +35,18 @@ async fn replicas(dir: &std::path::Path) -> (AppState, AppState) {
 /// Stores a schedule of user `u` armed at `armed` (its agent does not
 /// exist, so a fire is claimed, then fails harmlessly).
 async fn stored(state: &AppState, cron: &str, tz: &str, armed: DateTime<Utc>) -> ScheduleRecord {
+    let data = json!({
+        "name": "report", "description": "write the report", "enabled": true,
+        "timezone": tz, "cron_expression": cron, "stateful": false,
+        "agent_id": "missing", "armed_at": armed.to_rfc3339(),
+    });
     let record = ScheduleRecord {
         id: new_id(),
         user_id: "u".into(),
         created_at: now(),
         updated_at: now(),
-        data: json!({
-            "name": "report", "description": "write the report", "enabled": true,
-            "timezone": tz, "cron_expression": cron, "stateful": false,
-            "agent_id": "missing", "armed_at": armed.to_rfc3339(),
-        }),
+        next_check_at: crate::service::schedule::next_check(&data),
+        data,
     };
     state.storage().create_schedule(&record).await.unwrap();
     record
@@ -251,6 +253,7 @@ fn the_instruction_is_a_user_message_with_the_description() {
         created_at: now(),
         updated_at: now(),
         data: json!({"name": "daily", "description": "sum up"}),
+        next_check_at: None,
     };
     let m = instruction(&record, utc(2026, 1, 1, 9, 0, 0));
     let parsed: oxiscope_message::Msg = serde_json::from_value(m.clone()).unwrap();
@@ -328,5 +331,77 @@ fn occurrences_outside_the_window_are_not_due() {
     assert_eq!(
         due(&api, utc(2026, 1, 1, 6, 0, 1)),
         Some(utc(2026, 1, 1, 6, 0, 0))
+    );
+}
+
+#[test]
+fn the_check_time_is_never_later_than_the_first_due_moment() {
+    let base = json!({
+        "name": "r", "enabled": true, "timezone": "Europe/Paris",
+        "armed_at": utc(2026, 3, 28, 22, 7, 0).to_rfc3339(),
+    });
+    let variants = [
+        json!({"cron_expression": "0 * * * *"}),
+        json!({"cron_expression": "*/5 2 * * *"}),
+        json!({"cron_expression": "30 2 29 3 *"}),
+        json!({"cron_expression": "0 * * * *",
+               "started_at": utc(2026, 3, 29, 3, 0, 0).to_rfc3339()}),
+        json!({"cron_expression": "0 * * * *",
+               "last_fired_at": utc(2026, 3, 29, 1, 0, 0).to_rfc3339()}),
+        json!({"cron_expression": "0 * * * *",
+               "ended_at": utc(2026, 3, 28, 22, 30, 0).to_rfc3339()}),
+        json!({"cron_expression": "0 * * * *", "enabled": false}),
+    ];
+    for variant in variants {
+        let mut data = base.clone();
+        for (k, v) in variant.as_object().unwrap() {
+            data[k] = v.clone();
+        }
+        let check = schedule::next_check(&data).unwrap();
+        // Minute by minute across the spring DST change: the first moment
+        // the schedule is due is at or after its check time.
+        let first_due = (0..(36 * 60))
+            .map(|m| utc(2026, 3, 28, 22, 7, 0) + chrono::Duration::minutes(m))
+            .find(|t| due(&data, *t).is_some());
+        match first_due {
+            Some(t) => assert!(
+                oxiscope_storage::check_time(t) >= check,
+                "{data}: due at {t}, checked from {check}"
+            ),
+            None => assert!(check.as_str() > "2026-03-30", "{data}: {check}"),
+        }
+    }
+    let unbounded = json!({"cron_expression": "0 * * * *", "timezone": "UTC"});
+    assert_eq!(schedule::next_check(&unbounded), None, "checked every tick");
+}
+
+#[tokio::test]
+async fn a_tick_reads_due_schedules_and_the_sweep_heals_a_stale_check_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _) = replicas(dir.path()).await;
+    let s = stored(&a, "0 * * * *", "UTC", utc(2026, 1, 1, 0, 30, 0)).await;
+    assert_eq!(
+        s.next_check_at.as_deref(),
+        Some("2026-01-01T01:00:00.000000Z")
+    );
+    // After a fire the check time moves to the next occurrence.
+    assert_eq!(tick(&a, utc(2026, 1, 1, 1, 0, 5)).await.unwrap(), 1);
+    let fired = a.storage().get_schedule("u", &s.id).await.unwrap().unwrap();
+    assert_eq!(
+        fired.next_check_at.as_deref(),
+        Some("2026-01-01T02:00:00.000000Z")
+    );
+    // A check time left far ahead (as by a replica that predates check
+    // times re-enabling the schedule) hides it from the tick; the sweep
+    // still fires it.
+    let mut stale = fired.clone();
+    stale.next_check_at = Some("9999-12-31T23:59:59.999999Z".into());
+    a.storage().update_schedule(&stale).await.unwrap();
+    assert_eq!(tick(&a, utc(2026, 1, 1, 2, 0, 5)).await.unwrap(), 0);
+    assert_eq!(tick_all(&a, utc(2026, 1, 1, 2, 0, 5)).await.unwrap(), 1);
+    let healed = a.storage().get_schedule("u", &s.id).await.unwrap().unwrap();
+    assert_eq!(
+        healed.next_check_at.as_deref(),
+        Some("2026-01-01T03:00:00.000000Z")
     );
 }

@@ -36,6 +36,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../migrations_postgres/0007_background_tasks.sql"),
     ),
     (8, include_str!("../../migrations_postgres/0008_teams.sql")),
+    (
+        9,
+        include_str!("../../migrations_postgres/0009_schedule_next_check.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations hold (`"oxiscope"` in ASCII).

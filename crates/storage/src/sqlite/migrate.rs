@@ -17,6 +17,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../migrations/0007_background_tasks.sql"),
     ),
     (8, include_str!("../../migrations/0008_teams.sql")),
+    (
+        9,
+        include_str!("../../migrations/0009_schedule_next_check.sql"),
+    ),
 ];
 
 /// Applies the migrations the database has not seen yet.

@@ -164,16 +164,6 @@ impl SqliteStorage {
         crate::rows::found(done.rows_affected(), "credential", &c.id)
     }
 
-    pub(super) async fn schedule_insert(&self, s: &ScheduleRecord) -> Result<()> {
-        self.document_insert(Document {
-            table: "schedules",
-            body_column: "data",
-            fields: [&s.id, &s.user_id, &s.created_at, &s.updated_at],
-            body: s.data.to_string(),
-        })
-        .await
-    }
-
     pub(super) async fn schedule_list(&self, user: &str) -> Result<Vec<ScheduleRecord>> {
         let rows = sqlx::query(concat!(
             "SELECT ",

@@ -96,6 +96,7 @@ async fn credentials_schedules_and_api_keys_round_trip(site: &Site) {
         created_at: now(),
         updated_at: now(),
         data: json!({"cron": "0 * * * *"}),
+        next_check_at: None,
     };
     db.create_schedule(&s).await.unwrap();
     assert_eq!(db.list_schedules("u").await.unwrap(), vec![s.clone()]);
