@@ -13,9 +13,6 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 
-use serde::de::{self, Deserializer, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
-
 /// An id: any string, kept inline when it is at most [`Id::INLINE`] bytes.
 ///
 /// It dereferences to `str` and compares, hashes, orders, prints and
@@ -59,6 +56,12 @@ impl Id {
             len: u8::try_from(len).unwrap_or(32),
             buf,
         })
+    }
+
+    /// Calls `f` with the id's string (what [`Stamp`](crate::Stamp) offers
+    /// too).
+    pub fn with_str<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        f(self.as_str())
     }
 
     /// The id as a string slice.
@@ -138,23 +141,7 @@ impl Hash for Id {
     }
 }
 
-macro_rules! eq_with {
-    ($($other:ty),*) => {$(
-        impl PartialEq<$other> for Id {
-            fn eq(&self, other: &$other) -> bool {
-                self.as_str() == AsRef::<str>::as_ref(other)
-            }
-        }
-
-        impl PartialEq<Id> for $other {
-            fn eq(&self, other: &Id) -> bool {
-                AsRef::<str>::as_ref(self) == other.as_str()
-            }
-        }
-    )*};
-}
-
-eq_with!(str, &str, String);
+crate::strlike::str_like!(Id, "a string id");
 
 impl From<&str> for Id {
     fn from(s: &str) -> Self {
@@ -190,36 +177,6 @@ impl From<Id> for String {
             Repr::Heap(s) => s.into_string(),
             Repr::Inline { .. } => id.as_str().to_owned(),
         }
-    }
-}
-
-impl Serialize for Id {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for Id {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(IdVisitor)
-    }
-}
-
-struct IdVisitor;
-
-impl Visitor<'_> for IdVisitor {
-    type Value = Id;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string id")
-    }
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Id, E> {
-        Ok(Id::new(s))
-    }
-
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Id, E> {
-        Ok(Id::from(s))
     }
 }
 

@@ -57,6 +57,7 @@ mod permission;
 mod reply;
 mod shape;
 pub mod stamp;
+mod strlike;
 
 pub use append::{Appended, is_input_event};
 pub use block::{

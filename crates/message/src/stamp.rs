@@ -15,8 +15,6 @@
 use std::fmt;
 
 use chrono::{Datelike, Local, NaiveDateTime, Timelike};
-use serde::de::{self, Deserializer, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
 
 use crate::id::Id;
 
@@ -428,53 +426,7 @@ impl fmt::Debug for Stamp {
     }
 }
 
-macro_rules! stamp_eq_with {
-    ($($other:ty),*) => {$(
-        impl PartialEq<$other> for Stamp {
-            fn eq(&self, other: &$other) -> bool {
-                self.with_str(|s| s == AsRef::<str>::as_ref(other))
-            }
-        }
-
-        impl PartialEq<Stamp> for $other {
-            fn eq(&self, other: &Stamp) -> bool {
-                other == self
-            }
-        }
-    )*};
-}
-
-stamp_eq_with!(str, &str, String);
-
-impl Serialize for Stamp {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.with_str(|text| s.serialize_str(text))
-    }
-}
-
-impl<'de> Deserialize<'de> for Stamp {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(StampVisitor)
-    }
-}
-
-struct StampVisitor;
-
-impl Visitor<'_> for StampVisitor {
-    type Value = Stamp;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a timestamp string")
-    }
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Stamp, E> {
-        Ok(Stamp::from(s))
-    }
-
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Stamp, E> {
-        Ok(Stamp::from(s))
-    }
-}
+crate::strlike::str_like!(Stamp, "a timestamp string");
 
 #[cfg(test)]
 mod tests {

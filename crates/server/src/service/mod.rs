@@ -20,6 +20,8 @@ pub(crate) mod scheduler;
 mod sessions;
 pub(crate) mod takeover;
 pub(crate) mod team;
+#[cfg(test)]
+pub(crate) mod testing;
 mod usage;
 pub(crate) mod workspace;
 

@@ -1,13 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
-use oxiscope_storage::{AgentRecord, InMemoryBus, MessageBus, SqliteStorage, Storage, new_id, now};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::crypto::Sealer;
-use crate::state::{ServerConfig, WorkspaceMode};
 
 fn call(id: &str, tool: &str) -> ToolCallRecord {
     ToolCallRecord::start("s", "r", id, tool)
@@ -34,35 +29,7 @@ fn open_run_records_round_trip_and_foreign_ones_are_refused() {
     assert_eq!(OpenRunInfo::from_value(&json!({"reply_id": "r"})), None);
 }
 
-/// A service over a SQLite store and an in-process bus, with one session
-/// of user `u`.
-async fn service(dir: &std::path::Path) -> (AppState, SessionRecord) {
-    let storage: Arc<dyn Storage> = Arc::new(SqliteStorage::open(dir).await.unwrap());
-    let bus: Arc<dyn MessageBus> = Arc::new(InMemoryBus::new());
-    let config = ServerConfig::new(dir).with_workspace(WorkspaceMode::Local);
-    let state = AppState::new(storage, bus, Sealer::from_key(&[7; 32]), config);
-    let agent = AgentRecord {
-        id: new_id(),
-        user_id: "u".into(),
-        created_at: now(),
-        updated_at: now(),
-        data: json!({"name": "A"}),
-    };
-    state.storage().create_agent(&agent).await.unwrap();
-    let session = SessionRecord {
-        id: new_id(),
-        user_id: "u".into(),
-        agent_id: agent.id.clone(),
-        workspace_id: "w".into(),
-        created_at: now(),
-        updated_at: now(),
-        config: json!({}),
-        state: json!({}),
-        revision: 0,
-    };
-    state.storage().create_session(&session).await.unwrap();
-    (state, session)
-}
+use crate::service::testing::service;
 
 /// Every payload in the session's log.
 async fn log(state: &AppState, session_id: &str) -> Vec<Value> {

@@ -1,49 +1,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
-use oxiscope_storage::{
-    AgentRecord, InMemoryBus, MessageBus, SessionRecord, SqliteStorage, Storage, new_id, now,
-};
 use serde_json::json;
 
 use super::roster::{Caller, TeamData};
 use super::{ops, spawn};
-use crate::crypto::Sealer;
-use crate::state::{AppState, ServerConfig, WorkspaceMode};
 
-/// A service over a SQLite store with one session of user `u` leading a
-/// team, and the caller of that session's team tools.
+/// A service with one session of user `u` leading a team, and the caller
+/// of that session's team tools.
 async fn leader(dir: &std::path::Path) -> Caller {
-    let storage: Arc<dyn Storage> = Arc::new(SqliteStorage::open(dir).await.unwrap());
-    let bus: Arc<dyn MessageBus> = Arc::new(InMemoryBus::new());
-    let config = ServerConfig::new(dir).with_workspace(WorkspaceMode::Local);
-    let state = AppState::new(storage, bus, Sealer::from_key(&[7; 32]), config);
-    let agent = AgentRecord {
-        id: new_id(),
-        user_id: "u".into(),
-        created_at: now(),
-        updated_at: now(),
-        data: json!({"name": "Lead"}),
-    };
-    state.storage().create_agent(&agent).await.unwrap();
-    let session = SessionRecord {
-        id: new_id(),
-        user_id: "u".into(),
-        agent_id: agent.id.clone(),
-        workspace_id: "w".into(),
-        created_at: now(),
-        updated_at: now(),
-        config: json!({}),
-        state: json!({}),
-        revision: 0,
-    };
-    state.storage().create_session(&session).await.unwrap();
+    let (state, session) = crate::service::testing::service(dir).await;
     let caller = Caller {
         state,
         user_id: "u".into(),
         session_id: session.id,
-        agent_id: agent.id,
+        agent_id: session.agent_id,
     };
     ops::team_create(&caller, &json!({"name": "crew", "description": "d"}))
         .await
