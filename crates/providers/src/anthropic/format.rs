@@ -68,8 +68,10 @@ impl Blocks<'_> {
         out: &mut Vec<Value>,
     ) -> Result<(), ModelError> {
         if msg.role == Role::System {
-            let content: Vec<Value> = history::spoken_texts(msg).into_iter().map(text).collect();
-            out.push(json!({"role": "system", "content": content}));
+            let content = non_empty(history::spoken_texts(msg).into_iter().map(text).collect());
+            if !content.is_empty() {
+                out.push(json!({"role": "system", "content": content}));
+            }
             return Ok(());
         }
         let role = msg.role.as_str();
@@ -84,16 +86,26 @@ impl Blocks<'_> {
                 Part::Results(results) => {
                     let mut content = Vec::with_capacity(results.len());
                     for result in results {
-                        content.push(json!({
+                        let mut block = json!({
                             "type": "tool_result",
                             "tool_use_id": result.id,
-                            "content": self.rich(&result.output).await?,
-                        }));
+                        });
+                        // A result with nothing to show goes without
+                        // `content` (which may be left out), never with
+                        // an empty text block.
+                        let output = self.rich(&result.output).await?;
+                        if !output.is_empty() {
+                            block["content"] = Value::Array(output);
+                        }
+                        content.push(block);
                     }
                     out.push(json!({"role": "user", "content": content}));
                 }
                 Part::Hint(hint) => {
-                    out.push(json!({"role": "user", "content": self.rich(hint).await?}));
+                    let content = self.rich(hint).await?;
+                    if !content.is_empty() {
+                        out.push(json!({"role": "user", "content": content}));
+                    }
                 }
             }
         }
@@ -117,13 +129,13 @@ impl Blocks<'_> {
                 ContentBlock::Hint(_) | ContentBlock::ToolResult(_) => {}
             }
         }
-        Ok(content)
+        Ok(non_empty(content))
     }
 
     /// Text and media of a tool result or a hint.
     pub(crate) async fn rich(&self, rich: &RichContent) -> Result<Vec<Value>, ModelError> {
         match rich {
-            RichContent::Text(t) => Ok(vec![text(t)]),
+            RichContent::Text(t) => Ok(non_empty(vec![text(t)])),
             RichContent::Blocks(blocks) => {
                 let mut content = Vec::with_capacity(blocks.len());
                 for block in blocks {
@@ -132,7 +144,7 @@ impl Blocks<'_> {
                         MediaBlock::Data(d) => self.data(d).await?,
                     });
                 }
-                Ok(content)
+                Ok(non_empty(content))
             }
         }
     }
@@ -161,6 +173,15 @@ impl Blocks<'_> {
 /// A text block.
 pub(crate) fn text(text: &str) -> Value {
     json!({"type": "text", "text": text})
+}
+
+/// `content` without empty text blocks, which the Messages API refuses
+/// (`text content blocks must be non-empty`): one in a stored conversation
+/// (an empty tool output, a model's empty text) would fail every later
+/// request of the session.
+fn non_empty(mut content: Vec<Value>) -> Vec<Value> {
+    content.retain(|block| !(block["type"] == "text" && block["text"] == ""));
+    content
 }
 
 /// A thinking block with its provider fields; a block that only carries

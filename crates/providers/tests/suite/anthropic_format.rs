@@ -70,6 +70,62 @@ async fn broken_tool_arguments_go_out_as_an_empty_object() {
 }
 
 #[tokio::test]
+async fn empty_text_never_goes_out_because_claude_refuses_it() {
+    let blocks: Vec<ContentBlock> = vec![
+        oxiscope_message::TextBlock::new("").into(),
+        ToolCallBlock::new("a", "Bash", "{}").into(),
+        ToolCallBlock::new("b", "Bash", "{}").into(),
+        ToolCallBlock::new("c", "Read", "{}").into(),
+        ToolResultBlock::new("a", "Bash", "", ToolResultState::Success).into(),
+        ToolResultBlock::new(
+            "b",
+            "Bash",
+            RichContent::Blocks(vec![]),
+            ToolResultState::Success,
+        )
+        .into(),
+        ToolResultBlock::new(
+            "c",
+            "Read",
+            RichContent::Blocks(vec![
+                MediaBlock::Text(oxiscope_message::TextBlock::new("")),
+                MediaBlock::Text(oxiscope_message::TextBlock::new("kept")),
+            ]),
+            ToolResultState::Success,
+        )
+        .into(),
+        oxiscope_message::HintBlock::new("", None).into(),
+        oxiscope_message::TextBlock::new("").into(),
+    ];
+    let msgs = [
+        Msg::system("system", "").unwrap(),
+        Msg::user("user", "").unwrap(),
+        Msg::user("user", "go").unwrap(),
+        Msg::assistant("Friday", blocks).unwrap(),
+    ];
+    let out = format(&msgs).await.unwrap();
+    let text = serde_json::to_string(&out).unwrap();
+    assert!(!text.contains(r#""text":"""#), "{text}");
+    assert_eq!(
+        out,
+        vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "go"}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "Bash", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "Bash", "input": {}},
+                {"type": "tool_use", "id": "c", "name": "Read", "input": {}},
+            ]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a"},
+                {"type": "tool_result", "tool_use_id": "b"},
+                {"type": "tool_result", "tool_use_id": "c",
+                 "content": [{"type": "text", "text": "kept"}]},
+            ]}),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn parallel_results_share_one_user_message() {
     let blocks: Vec<ContentBlock> = vec![
         ToolCallBlock::new("a", "Read", "{}").into(),
