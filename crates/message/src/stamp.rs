@@ -123,6 +123,15 @@ pub fn now() -> String {
 /// `2026-11-30T00:17:12.973041`, or `2026-11-30T00:17:12` at a whole second.
 #[must_use]
 pub fn format_timestamp(t: &NaiveDateTime) -> String {
+    if !(0..=9999).contains(&t.year()) {
+        // No four-digit year: chrono writes it (microseconds, as above).
+        let fields = if (t.nanosecond() / 1_000).is_multiple_of(1_000_000) {
+            "%Y-%m-%dT%H:%M:%S"
+        } else {
+            "%Y-%m-%dT%H:%M:%S%.6f"
+        };
+        return t.format(fields).to_string();
+    }
     let mut buf = [0u8; STAMP_LEN];
     Fields::of(t).write(&mut buf).to_owned()
 }
@@ -368,9 +377,7 @@ impl From<NaiveDateTime> for Stamp {
         {
             Self(StampRepr::Naive(packed))
         } else {
-            Self(StampRepr::Text(Box::new(
-                t.format("%Y-%m-%dT%H:%M:%S%.f").to_string(),
-            )))
+            Self(StampRepr::Text(Box::new(format_timestamp(&t))))
         }
     }
 }
@@ -562,6 +569,21 @@ mod tests {
             Stamp::from("2000-02-29T00:00:00").0,
             StampRepr::Naive(_)
         ));
+    }
+
+    #[test]
+    fn years_without_four_digits_are_written_in_full() {
+        let far = NaiveDate::from_ymd_opt(12_345, 1, 2)
+            .unwrap()
+            .and_hms_micro_opt(3, 4, 5, 6)
+            .unwrap();
+        assert_eq!(format_timestamp(&far), "+12345-01-02T03:04:05.000006");
+        assert_eq!(Stamp::from(far).to_string(), "+12345-01-02T03:04:05.000006");
+        let before = NaiveDate::from_ymd_opt(-1, 1, 2)
+            .unwrap()
+            .and_hms_opt(3, 4, 5)
+            .unwrap();
+        assert_eq!(format_timestamp(&before), "-0001-01-02T03:04:05");
     }
 
     #[test]

@@ -132,21 +132,36 @@ impl Default for TenantPolicy {
     }
 }
 
-/// Whether what a session's model sets up to run later or beside it (a
-/// schedule, a team member) may run in `requested` mode when the session
-/// itself runs in `creator` mode: never with more trust than the session
-/// had. A read-only (`explore`) session sets up only read-only runs, and only
-/// a `bypass` session sets up `bypass` runs. Any other mode is within reach
-/// of the rest: `dont_ask`, the unattended default, allows what
-/// `accept_edits` does without asking and refuses the rest, and the
-/// prompting modes wait for the user.
+/// How much a mode lets run without the user: `explore` only reads,
+/// `default` asks before anything else, `accept_edits` and `dont_ask` let
+/// working-directory edits through unasked, `bypass` everything.
+fn trust(mode: PermissionMode) -> u8 {
+    match mode {
+        PermissionMode::Explore => 0,
+        PermissionMode::Default => 1,
+        PermissionMode::AcceptEdits | PermissionMode::DontAsk => 2,
+        PermissionMode::Bypass => 3,
+    }
+}
+
+/// Whether a run a session's model sets up beside it, in the session's
+/// own workspace (a team worker), may have `requested` mode when the
+/// session runs in `creator` mode: never more trust than the session.
 #[must_use]
 pub(crate) fn mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
-    match (creator, requested) {
-        (PermissionMode::Explore, requested) => requested == PermissionMode::Explore,
-        (creator, PermissionMode::Bypass) => creator == PermissionMode::Bypass,
-        _ => true,
-    }
+    trust(requested) <= trust(creator)
+}
+
+/// Whether a schedule a session's model creates may run in `requested`
+/// mode when the session runs in `creator` mode. Scheduled runs work in a
+/// workspace of their own and nobody answers their prompts, so the
+/// unattended modes (`dont_ask`, AgentScope's default for them, and
+/// `accept_edits`) are within reach of a `default` session; `bypass` only
+/// of a `bypass` session, and an `explore` session makes `explore`
+/// schedules only.
+#[must_use]
+pub(crate) fn schedule_mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
+    mode_within(creator, requested) || (creator != PermissionMode::Explore && trust(requested) <= 2)
 }
 
 impl TenantPolicy {
@@ -244,12 +259,20 @@ mod tests {
     #[test]
     fn what_a_session_sets_up_never_gets_more_trust_than_the_session() {
         use PermissionMode::{AcceptEdits, Bypass, Default, DontAsk, Explore};
+        // Beside the session, in its workspace: at most the session's trust.
+        let within = |c, r| mode_within(c, r);
+        assert!(within(Default, Explore) && within(Default, Default));
+        assert!(!within(Default, AcceptEdits) && !within(Default, DontAsk));
+        assert!(within(AcceptEdits, DontAsk) && within(DontAsk, AcceptEdits));
+        assert!(!within(AcceptEdits, Bypass) && within(Bypass, Bypass));
+        assert!(!within(Explore, Default));
+        // Schedules, unattended in their own workspace.
         for creator in PermissionMode::ALL {
-            assert!(mode_within(creator, Explore), "{creator:?}");
-            assert_eq!(mode_within(creator, Bypass), creator == Bypass);
+            assert!(schedule_mode_within(creator, Explore), "{creator:?}");
+            assert_eq!(schedule_mode_within(creator, Bypass), creator == Bypass);
             for requested in [Default, AcceptEdits, DontAsk] {
                 assert_eq!(
-                    mode_within(creator, requested),
+                    schedule_mode_within(creator, requested),
                     creator != Explore,
                     "{creator:?} -> {requested:?}"
                 );

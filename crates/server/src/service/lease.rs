@@ -14,6 +14,36 @@ use crate::state::AppState;
 /// the edit is done; this only bounds a replica that dies holding it).
 const EDIT_TTL: Duration = Duration::from_secs(30);
 
+/// A lease taken with [`take`]. [`Held::release`] lets go of it; dropped
+/// without that (the task holding it was cancelled), it is let go of in
+/// the background rather than left to expire.
+#[derive(Debug)]
+pub(crate) struct Held {
+    state: AppState,
+    lease: Option<RunLease>,
+}
+
+impl Held {
+    /// Lets go of the lease; a failure is logged (the lease then expires
+    /// on its own).
+    pub(crate) async fn release(mut self) {
+        if let Some(lease) = self.lease.take() {
+            release(&self.state, &lease).await;
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let state = self.state.clone();
+            runtime.spawn(async move { release(&state, &lease).await });
+        }
+    }
+}
+
 /// Takes the bus lease `key`, waiting up to about 2 s when `wait`; `None`
 /// when it is held and `wait` is off.
 ///
@@ -24,10 +54,13 @@ pub(crate) async fn take(
     key: &str,
     wait: bool,
     busy: &str,
-) -> Result<Option<RunLease>, ApiError> {
+) -> Result<Option<Held>, ApiError> {
     for _ in 0..100 {
         if let Some(lease) = state.bus().try_lock(key, EDIT_TTL).await? {
-            return Ok(Some(lease));
+            return Ok(Some(Held {
+                state: state.clone(),
+                lease: Some(lease),
+            }));
         }
         if !wait {
             return Ok(None);
@@ -37,9 +70,7 @@ pub(crate) async fn take(
     Err(ApiError::Conflict(busy.to_owned()))
 }
 
-/// Lets go of a lease taken with [`take`]; a failure is logged (the lease
-/// then expires on its own).
-pub(crate) async fn release(state: &AppState, lease: &RunLease) {
+async fn release(state: &AppState, lease: &RunLease) {
     if let Err(e) = state.bus().unlock(lease).await {
         tracing::warn!(key = lease.session_id.as_str(), error = %e, "releasing an edit lease failed");
     }
@@ -59,10 +90,60 @@ pub(crate) async fn under<T, E>(
 where
     E: From<ApiError>,
 {
-    let Some(lease) = take(state, key, true, busy).await? else {
+    let Some(held) = take(state, key, true, busy).await? else {
         return Err(ApiError::Conflict(busy.to_owned()).into());
     };
     let outcome = work.await;
-    release(state, &lease).await;
+    held.release().await;
     outcome
+}
+
+/// Runs `work` in a task of its own and waits for it: cancelling the
+/// caller (an interrupted reply dropping its tool calls) does not stop
+/// `work` halfway. For tools whose steps must not be cut apart (records
+/// created, enlisted and deleted together).
+///
+/// # Errors
+/// 500 when `work` panicked.
+pub(crate) async fn detached<T: Send + 'static>(
+    work: impl Future<Output = T> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::spawn(work)
+        .await
+        .map_err(|e| ApiError::Internal(format!("a tool's task failed: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_dropped_lease_is_let_go_of_and_detached_work_finishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, _) = crate::service::testing::service(dir.path()).await;
+        let held = take(&state, "k", false, "busy").await.unwrap().unwrap();
+        assert!(take(&state, "k", false, "busy").await.unwrap().is_none());
+        drop(held);
+        // Released in the background, well before the lease would expire.
+        let again = take(&state, "k", true, "busy").await.unwrap();
+        assert!(again.is_some());
+        again.unwrap().release().await;
+
+        // The caller gives up; the work goes on to its end.
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&done);
+        let work = detached(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            flag.store(true, Ordering::SeqCst);
+        });
+        let gave_up = tokio::time::timeout(std::time::Duration::from_millis(5), work).await;
+        assert!(gave_up.is_err());
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(done.load(Ordering::SeqCst));
+    }
 }

@@ -140,6 +140,16 @@ pub(crate) fn instant(data: &Value, key: &str) -> Option<DateTime<Utc>> {
 /// window; `None` (looked at on every tick) when nothing bounds it from
 /// below.
 pub(crate) fn next_check(data: &Value) -> Option<String> {
+    next_check_from(data, None)
+}
+
+/// [`next_check`] of a schedule that was not due at `now` (nothing is
+/// owed up to then): its first occurrence after `now` as well.
+pub(crate) fn next_check_after(data: &Value, now: DateTime<Utc>) -> Option<String> {
+    next_check_from(data, Some(now))
+}
+
+fn next_check_from(data: &Value, not_before: Option<DateTime<Utc>>) -> Option<String> {
     const NEVER: &str = "9999-12-31T23:59:59.999999Z";
     if data.get("enabled").and_then(Value::as_bool) == Some(false) {
         return Some(NEVER.to_owned());
@@ -153,6 +163,7 @@ pub(crate) fn next_check(data: &Value) -> Option<String> {
         instant(data, "armed_at"),
         instant(data, "last_fired_at"),
         opening,
+        not_before,
     ]
     .into_iter()
     .flatten()
@@ -362,7 +373,13 @@ pub(crate) async fn update(
         set("stateful", body.stateful.map(Value::from));
         if let Some(mode) = body.permission_mode {
             state.config().policy.check_mode(mode)?;
-            data.insert("permission_mode".into(), mode_value(mode)?);
+            let mode = mode_value(mode)?;
+            // A stateful schedule's session keeps the mode it was opened
+            // with: a new mode takes a new session, from the next fire.
+            if data.get("permission_mode") != Some(&mode) {
+                data.remove("session_id");
+            }
+            data.insert("permission_mode".into(), mode);
         }
         if rearm {
             data.insert("armed_at".into(), at.to_rfc3339().into());
@@ -376,6 +393,42 @@ pub(crate) async fn update(
     edit_locked(state, user, id, true, edit)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("Schedule {id} not found")))
+}
+
+/// Moves the check time of schedule `record`, found not due at `now`
+/// although its check time had come (its last occurrence in the window
+/// passed unfired, or the window opens mid-second), past `now`, so ticks
+/// stop reading it. Under the schedule's lease; skipped when another
+/// replica holds it.
+///
+/// # Errors
+/// The bus's or the storage's failure.
+pub(crate) async fn recheck(
+    state: &AppState,
+    record: &ScheduleRecord,
+    now: DateTime<Utc>,
+) -> ApiResult<()> {
+    let key = format!("schedule:{}", record.id);
+    let Some(held) = lease::take(state, &key, false, BUSY).await? else {
+        return Ok(());
+    };
+    let outcome = async {
+        let storage = state.storage();
+        let Some(mut fresh) = storage.get_schedule(&record.user_id, &record.id).await? else {
+            return Ok(());
+        };
+        let check = next_check_after(&fresh.data, now);
+        if crate::service::scheduler::due(&fresh.data, now).is_none()
+            && check != fresh.next_check_at
+        {
+            fresh.next_check_at = check;
+            storage.update_schedule(&fresh).await?;
+        }
+        Ok(())
+    }
+    .await;
+    held.release().await;
+    outcome
 }
 
 /// The 409 when a schedule's lease stays held.
@@ -412,7 +465,7 @@ pub(crate) async fn edit_locked(
         Ok(Some(record))
     }
     .await;
-    lease::release(state, &held).await;
+    held.release().await;
     outcome
 }
 

@@ -134,9 +134,11 @@ pub(crate) fn schedule_tools(
     let c = Arc::clone(&caller);
     let create_tool = FunctionTool::new("ScheduleCreate", move |args: CreateArgs| {
         let c = Arc::clone(&c);
+        // Detached, as the delete: an interrupt does not cut it halfway.
         async move {
-            create(&c, args)
+            super::lease::detached(async move { create(&c, args).await })
                 .await
+                .and_then(|created| created)
                 .map_err(|e| failed("ScheduleCreate", &e))
         }
     });
@@ -158,10 +160,18 @@ pub(crate) fn schedule_tools(
     let c = caller;
     let delete_tool = FunctionTool::new("ScheduleDelete", move |args: DeleteArgs| {
         let c = Arc::clone(&c);
+        // Detached: deleting a schedule deletes its sessions, which may
+        // dissolve a team and stop this very session's run; the delete
+        // still goes to its end.
         async move {
             let id = args.schedule_id.trim().to_owned();
-            schedule::delete(&c.state, &c.user_id, &id)
+            let task = {
+                let id = id.clone();
+                async move { schedule::delete(&c.state, &c.user_id, &id).await }
+            };
+            super::lease::detached(task)
                 .await
+                .and_then(|deleted| deleted)
                 .map(|()| format!("Schedule {id} deleted."))
                 .map_err(|e| failed("ScheduleDelete", &e))
         }
@@ -257,7 +267,7 @@ async fn create(caller: &Caller, args: CreateArgs) -> Result<String, ApiError> {
         Some(m) => serde_json::from_value(Value::from(m))
             .map_err(|_| ApiError::BadRequest(format!("unknown permission_mode {m:?}")))?,
     };
-    if !crate::policy::mode_within(caller.mode, mode) {
+    if !crate::policy::schedule_mode_within(caller.mode, mode) {
         return Err(ApiError::Forbidden(format!(
             "this session runs in {} mode; a schedule it creates cannot run in {} mode",
             caller.mode.as_str(),

@@ -37,7 +37,7 @@ use oxiscope_storage::{AgentRecord, ScheduleRecord, SessionRecord, new_id, now};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
-use super::schedule::{edit_locked, field, instant, origin, spec_of};
+use super::schedule::{edit_locked, field, instant, next_check_after, origin, recheck, spec_of};
 use super::{check_quota, queue};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -162,8 +162,18 @@ async fn fire_due(
     candidates: Vec<ScheduleRecord>,
 ) -> ApiResult<usize> {
     let mut claimed = 0;
+    let now_text = oxiscope_storage::check_time(now);
     for record in candidates {
         let Some(at) = due(&record.data, now) else {
+            // Read although not due: move its check time on (a sweep also
+            // fills in ones an older replica left empty).
+            let passed = record.next_check_at.as_ref().is_none_or(|c| *c <= now_text);
+            if passed
+                && next_check_after(&record.data, now) != record.next_check_at
+                && let Err(e) = recheck(state, &record, now).await
+            {
+                tracing::warn!(schedule_id = record.id, error = %e, "rechecking a schedule failed");
+            }
             continue;
         };
         match claim(state, &record, at).await {

@@ -405,3 +405,62 @@ async fn a_tick_reads_due_schedules_and_the_sweep_heals_a_stale_check_time() {
         Some("2026-01-01T03:00:00.000000Z")
     );
 }
+
+#[tokio::test]
+async fn a_new_mode_gives_a_stateful_schedule_a_new_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _) = replicas(dir.path()).await;
+    let s = stored(&a, "0 * * * *", "UTC", utc(2026, 1, 1, 0, 30, 0)).await;
+    let mut record = s.clone();
+    record.data["stateful"] = json!(true);
+    record.data["session_id"] = json!("kept");
+    record.data["permission_mode"] = json!("accept_edits");
+    a.storage().update_schedule(&record).await.unwrap();
+    let patch = |mode| UpdateScheduleRequest {
+        permission_mode: Some(mode),
+        ..UpdateScheduleRequest::default()
+    };
+    let at = utc(2026, 1, 1, 0, 40, 0);
+    // The same mode keeps the session...
+    let same = schedule::update(&a, "u", &s.id, patch(PermissionMode::AcceptEdits), at)
+        .await
+        .unwrap();
+    assert_eq!(same.data["session_id"], "kept");
+    // ...a lower one opens a new session at the next fire.
+    let lowered = schedule::update(&a, "u", &s.id, patch(PermissionMode::Explore), at)
+        .await
+        .unwrap();
+    assert_eq!(lowered.data.get("session_id"), None, "{}", lowered.data);
+    assert_eq!(lowered.data["permission_mode"], "explore");
+}
+
+#[tokio::test]
+async fn a_schedule_read_but_not_due_is_not_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _) = replicas(dir.path()).await;
+    let s = stored(&a, "0 * * * *", "UTC", utc(2026, 1, 1, 0, 30, 0)).await;
+    // Its window closed at 01:30 while no replica ran: the 01:00 fire was
+    // missed, and nothing is owed any more.
+    let mut record = s.clone();
+    record.data["ended_at"] = json!(utc(2026, 1, 1, 1, 30, 0).to_rfc3339());
+    record.next_check_at = schedule::next_check(&record.data);
+    a.storage().update_schedule(&record).await.unwrap();
+    assert_eq!(
+        record.next_check_at.as_deref(),
+        Some("2026-01-01T01:00:00.000000Z")
+    );
+    let due_at = |t| {
+        let a = a.clone();
+        async move {
+            a.storage()
+                .list_due_schedules(&oxiscope_storage::check_time(t))
+                .await
+                .unwrap()
+                .len()
+        }
+    };
+    assert_eq!(due_at(utc(2026, 1, 1, 2, 10, 0)).await, 1);
+    assert_eq!(tick(&a, utc(2026, 1, 1, 2, 10, 0)).await.unwrap(), 0);
+    assert_eq!(due_at(utc(2026, 1, 1, 2, 20, 0)).await, 0, "read once");
+    assert_eq!(last_fired(&a, &s.id).await, None);
+}

@@ -82,9 +82,12 @@ async fn enlist(
     let session_id = member.session_id.clone();
     let (agent_id, created) = (member.agent_id.clone(), member.role == "created");
     let joined = async {
-        storage
+        if !storage
             .set_session_team(&caller.user_id, &session_id, Some(&team.id))
-            .await?;
+            .await?
+        {
+            return refuse(format!("the member's session {session_id} is gone."));
+        }
         if created {
             data.member_ids.push(agent_id.clone());
         }
@@ -106,15 +109,24 @@ async fn enlist(
     joined
 }
 
-/// Delivers a new member's first task (after the roster lease is let go).
+/// Delivers a new member's first task (after the roster lease is let go);
+/// `joined` says the member joined. It has either way, so a failed
+/// delivery is said instead of failing the call (a retry would find the
+/// name taken).
 async fn first_task(
     caller: &Caller,
     session_id: &str,
     sender: &str,
     hint: oxiscope_message::HintBlock,
-) -> TeamResult<()> {
-    deliver_hint(&caller.state, &caller.user_id, session_id, sender, hint).await?;
-    Ok(())
+    joined: String,
+) -> String {
+    match deliver_hint(&caller.state, &caller.user_id, session_id, sender, hint).await {
+        Ok(()) => format!("{joined} It is working on its task."),
+        Err(e) => format!(
+            "{joined} But its first task could not be delivered ({e}); send it again with \
+             TeamSay."
+        ),
+    }
 }
 
 /// A session record for a member: the leader's config with a team name
@@ -182,10 +194,8 @@ pub(super) async fn agent_create(caller: &Caller, input: &Value) -> TeamResult<S
     })
     .await?;
     let hint = team_hint(&leader_name, prompt, "team_message");
-    first_task(caller, &session_id, &leader_name, hint).await?;
-    Ok(format!(
-        "Member {name:?} added to team {team_name:?}; it is working on its task."
-    ))
+    let joined = format!("Member {name:?} added to team {team_name:?}.");
+    Ok(first_task(caller, &session_id, &leader_name, hint, joined).await)
 }
 
 /// The body of [`agent_create`], the roster lease held: the worker's agent
@@ -308,11 +318,11 @@ pub(super) async fn agent_invite(caller: &Caller, input: &Value) -> TeamResult<S
         framed,
         Some(json!({"label": "team_message", "sublabel": leader_name}).to_string()),
     );
-    first_task(caller, &session_id, &leader_name, hint).await?;
-    Ok(format!(
+    let joined = format!(
         "Invited {:?} into team {team_name:?}.",
         invite_target(&invited)
-    ))
+    );
+    Ok(first_task(caller, &session_id, &leader_name, hint, joined).await)
 }
 
 /// The body of [`agent_invite`], the roster lease held: a session of

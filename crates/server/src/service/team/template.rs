@@ -87,7 +87,8 @@ pub(crate) struct SubAgentTemplate {
     /// The template's mode wins over the leader's.
     #[serde(default)]
     pub(super) override_leader_mode: bool,
-    /// The leader's rules are added after the template's.
+    /// The leader's allow rules are added after the template's (its deny
+    /// and ask rules always are).
     #[serde(default = "yes")]
     pub(super) extend_leader_permission_rules: bool,
     /// The leader's working directories are added (the template's win).
@@ -173,17 +174,22 @@ impl SubAgentTemplate {
                     .or_insert_with(|| dir.clone());
             }
         }
+        // The leader's deny and ask rules always hold for its workers (what
+        // the user forbade or wants to be asked about the leader doing, a
+        // worker in the same workspace may not do unasked); the flag
+        // decides only whether its allow rules carry over.
+        let mut layers = vec![
+            (&mut merged.deny_rules, &leader.deny_rules),
+            (&mut merged.ask_rules, &leader.ask_rules),
+        ];
         if self.extend_leader_permission_rules {
-            for (mine, theirs) in [
-                (&mut merged.allow_rules, &leader.allow_rules),
-                (&mut merged.deny_rules, &leader.deny_rules),
-                (&mut merged.ask_rules, &leader.ask_rules),
-            ] {
-                for (tool, rules) in theirs {
-                    mine.entry(tool.clone())
-                        .or_default()
-                        .extend(rules.iter().cloned());
-                }
+            layers.push((&mut merged.allow_rules, &leader.allow_rules));
+        }
+        for (mine, theirs) in layers {
+            for (tool, rules) in theirs {
+                mine.entry(tool.clone())
+                    .or_default()
+                    .extend(rules.iter().cloned());
             }
         }
         merged

@@ -88,7 +88,8 @@ fn a_pinned_mode_never_gives_a_worker_more_trust_than_its_leader() {
         (PermissionMode::Default, free, PermissionMode::Default),
         (PermissionMode::Bypass, free, PermissionMode::Bypass),
         (PermissionMode::Explore, editor, PermissionMode::Explore),
-        (PermissionMode::Default, editor, PermissionMode::AcceptEdits),
+        (PermissionMode::Default, editor, PermissionMode::Default),
+        (PermissionMode::DontAsk, editor, PermissionMode::AcceptEdits),
     ] {
         let merged = template.permissions(&PermissionContext::new(leader));
         assert_eq!(merged.mode, expected, "leader {leader:?}");
@@ -125,4 +126,28 @@ fn bad_template_directories_are_refused() {
         TeamTemplates::load_dir(&dir.path().join("missing")),
         Err(TemplateError::Io { .. })
     ));
+}
+
+#[test]
+fn a_worker_keeps_the_leaders_deny_and_ask_rules_whatever_the_template_says() {
+    use oxiscope_message::{PermissionBehavior, PermissionRule};
+    let dir = tempfile::tempdir().unwrap();
+    let own = json!({"type": "own", "description": "d", "system_prompt_template": "p",
+                     "extend_leader_permission_rules": false});
+    std::fs::write(dir.path().join("own.json"), own.to_string()).unwrap();
+    let templates = TeamTemplates::load_dir(dir.path()).unwrap();
+    let mut leader = PermissionContext::new(PermissionMode::AcceptEdits);
+    for (tool, behavior) in [
+        ("Bash", PermissionBehavior::Deny),
+        ("Write", PermissionBehavior::Ask),
+        ("Read", PermissionBehavior::Allow),
+    ] {
+        leader.add_rule(PermissionRule::new(tool, None, behavior, "user"));
+    }
+    let worker = templates.get("own").unwrap().permissions(&leader);
+    assert_eq!(worker.deny_rules, leader.deny_rules);
+    assert_eq!(worker.ask_rules, leader.ask_rules);
+    assert!(worker.allow_rules.is_empty(), "{:?}", worker.allow_rules);
+    let inherits = templates.get("default").unwrap().permissions(&leader);
+    assert_eq!(inherits.allow_rules, leader.allow_rules);
 }

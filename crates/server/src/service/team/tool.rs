@@ -102,13 +102,22 @@ impl Tool for TeamTool {
         let caller = Arc::clone(&self.caller);
         let name = self.name().to_owned();
         Box::pin(futures_util::stream::once(async move {
-            let outcome = match kind {
-                Kind::TeamCreate => ops::team_create(&caller, &input).await,
-                Kind::AgentCreate => spawn::agent_create(&caller, &input).await,
-                Kind::AgentInvite => spawn::agent_invite(&caller, &input).await,
-                Kind::LeaderSay | Kind::WorkerSay => ops::team_say(&caller, &input).await,
-                Kind::TeamDelete => ops::team_delete(&caller).await,
+            // Detached: an interrupted reply does not cut an operation
+            // that creates, enlists and deletes records together halfway
+            // (dissolving a team even stops its members' runs).
+            let task = async move {
+                match kind {
+                    Kind::TeamCreate => ops::team_create(&caller, &input).await,
+                    Kind::AgentCreate => spawn::agent_create(&caller, &input).await,
+                    Kind::AgentInvite => spawn::agent_invite(&caller, &input).await,
+                    Kind::LeaderSay | Kind::WorkerSay => ops::team_say(&caller, &input).await,
+                    Kind::TeamDelete => ops::team_delete(&caller).await,
+                }
             };
+            let outcome = crate::service::lease::detached(task)
+                .await
+                .map_err(super::roster::TeamError::from)
+                .and_then(|done| done);
             match outcome {
                 Ok(text) => ToolChunk::text(text),
                 Err(e) => ToolChunk::error(format!("{name}: {e}")),
