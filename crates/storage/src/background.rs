@@ -285,6 +285,17 @@ macro_rules! background_sql {
                     rows.iter().map(background_row).collect()
                 }
 
+                pub(super) async fn background_running_of(&self, user: &str) -> Result<u64> {
+                    let count: i64 = sqlx::query_scalar(&sql(
+                        "SELECT COUNT(*) FROM background_tasks WHERE user_id = $1 \
+                         AND state = 'running'",
+                    ))
+                    .bind(user)
+                    .fetch_one(&self.pool)
+                    .await?;
+                    Ok(u64::try_from(count).unwrap_or(0))
+                }
+
                 pub(super) async fn background_prune(&self, delivered_before: &str) -> Result<u64> {
                     let done = sqlx::query(&sql(
                         "DELETE FROM background_tasks WHERE delivered_at IS NOT NULL \

@@ -429,6 +429,13 @@ macro_rules! impl_storage {
                     Box::pin(self.background_list(session_id))
                 }
 
+                fn count_running_background_tasks<'a>(
+                    &'a self,
+                    user_id: &'a str,
+                ) -> BoxFuture<'a, Result<u64>> {
+                    Box::pin(self.background_running_of(user_id))
+                }
+
                 fn prune_background_tasks<'a>(
                     &'a self,
                     delivered_before: &'a str,

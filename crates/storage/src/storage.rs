@@ -463,6 +463,13 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         &'a self,
         session_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<crate::BackgroundTaskRecord>>>;
+    /// How many of `user_id`'s background tasks are running, in every
+    /// process.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn count_running_background_tasks<'a>(&'a self, user_id: &'a str)
+    -> BoxFuture<'a, Result<u64>>;
     /// Deletes the background tasks delivered before `delivered_before` (a
     /// [`crate::now`] timestamp); returns how many.
     ///

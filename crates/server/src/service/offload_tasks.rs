@@ -34,15 +34,14 @@ pub(crate) struct BackgroundTasks {
 
 #[derive(Debug)]
 struct Running {
-    user_id: String,
     session_id: String,
     cancel: CancellationToken,
 }
 
-/// The most background calls one user may have running in a process; a
-/// call past it is not offloaded (its reply waits for it, as without
+/// The most background calls one user may have running, counted across
+/// every replica (in the store); a call past it is not offloaded (its reply waits for it, as without
 /// offloading), so a tenant's model cannot pile up processes without end.
-pub(super) const MAX_PER_USER: usize = 8;
+pub(super) const MAX_PER_USER: u64 = 8;
 
 impl Default for BackgroundTasks {
     fn default() -> Self {
@@ -92,16 +91,26 @@ pub(super) async fn offload(
         &job.call.id,
         state.background().boot(),
     );
-    {
-        // Counted and taken in one step, so concurrent calls cannot pass
-        // the limit together.
-        let mut running = state.background().running();
-        if running
-            .values()
-            .filter(|t| t.user_id == job.user_id)
-            .count()
-            >= MAX_PER_USER
-        {
+    // Counted (in the store, across replicas) and recorded under the
+    // user's lease, so concurrent calls cannot pass the limit together.
+    let recorded = crate::service::lease::under(
+        state,
+        &format!("background-of:{}", job.user_id),
+        "the user's background calls are busy",
+        async {
+            let storage = state.storage();
+            let running = storage.count_running_background_tasks(&job.user_id).await?;
+            if running >= MAX_PER_USER {
+                return Ok(false);
+            }
+            storage.create_background_task(&task).await?;
+            Ok::<_, ApiError>(true)
+        },
+    )
+    .await;
+    match recorded {
+        Ok(true) => {}
+        Ok(false) => {
             tracing::info!(
                 session_id = job.session_id,
                 call_id = job.call.id.as_str(),
@@ -109,20 +118,18 @@ pub(super) async fn offload(
             );
             return Err((tool, output));
         }
-        running.insert(
-            task.id.clone(),
-            Running {
-                user_id: job.user_id.clone(),
-                session_id: job.session_id.clone(),
-                cancel: job.cancel.clone(),
-            },
-        );
+        Err(e) => {
+            tracing::warn!(session_id = job.session_id, call_id = job.call.id.as_str(), error = %e, "cannot record a background task; the call stays in the reply");
+            return Err((tool, output));
+        }
     }
-    if let Err(e) = state.storage().create_background_task(&task).await {
-        state.background().running().remove(&task.id);
-        tracing::warn!(session_id = job.session_id, call_id = job.call.id.as_str(), error = %e, "cannot record a background task; the call stays in the reply");
-        return Err((tool, output));
-    }
+    state.background().running().insert(
+        task.id.clone(),
+        Running {
+            session_id: job.session_id.clone(),
+            cancel: job.cancel.clone(),
+        },
+    );
     tracing::info!(
         session_id = job.session_id,
         task_id = task.id,

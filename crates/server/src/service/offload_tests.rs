@@ -90,6 +90,27 @@ async fn state() -> (AppState, tempfile::TempDir) {
     (state, dir)
 }
 
+/// Two replicas: services sharing one store and one bus.
+async fn two_replicas() -> (AppState, AppState, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let storage: std::sync::Arc<dyn oxiscope_storage::Storage> = std::sync::Arc::new(
+        oxiscope_storage::SqliteStorage::open(dir.path())
+            .await
+            .unwrap(),
+    );
+    let bus: std::sync::Arc<dyn oxiscope_storage::MessageBus> =
+        std::sync::Arc::new(oxiscope_storage::InMemoryBus::new());
+    let make = || {
+        AppState::new(
+            storage.clone(),
+            bus.clone(),
+            crate::crypto::Sealer::from_key(&[3; 32]),
+            crate::ServerConfig::new(dir.path()),
+        )
+    };
+    (make(), make(), dir)
+}
+
 fn new_job(state: &AppState) -> (Job, CancellationToken) {
     let cancel = CancellationToken::new();
     let job = Job {
@@ -248,11 +269,13 @@ async fn a_reply_that_stops_stops_its_call() {
 
 #[tokio::test]
 async fn a_user_past_the_background_limit_keeps_the_call_in_the_reply() {
-    let (state, _dir) = state().await;
+    // The limit holds across replicas: half the calls run on each.
+    let (state, other_replica, _dir) = two_replicas().await;
     let endless = || -> ToolStream { futures_util::stream::pending().boxed() };
     let mut cancels = Vec::new();
-    for _ in 0..tasks::MAX_PER_USER {
-        let (job, cancel) = new_job(&state);
+    for i in 0..tasks::MAX_PER_USER {
+        let replica = if i % 2 == 0 { &state } else { &other_replica };
+        let (job, cancel) = new_job(replica);
         assert!(
             tasks::offload(&job, endless(), Output::default())
                 .await
@@ -272,7 +295,7 @@ async fn a_user_past_the_background_limit_keeps_the_call_in_the_reply() {
             .list_background_tasks("s")
             .await
             .unwrap()
-            .len(),
+            .len() as u64,
         tasks::MAX_PER_USER
     );
     // Another user has a limit of their own.
