@@ -77,7 +77,8 @@ async fn release(state: &AppState, lease: &RunLease) {
 }
 
 /// Runs `work` holding the lease `key` (waiting for it as [`take`] does),
-/// and releases the lease whatever `work` returns.
+/// renewing it while `work` runs (an upload may take minutes), and
+/// releases the lease whatever `work` returns.
 ///
 /// # Errors
 /// 409 with `busy` when the lease stays held; the bus's failure; `work`'s.
@@ -93,7 +94,20 @@ where
     let Some(held) = take(state, key, true, busy).await? else {
         return Err(ApiError::Conflict(busy.to_owned()).into());
     };
-    let outcome = work.await;
+    let renewing = async {
+        loop {
+            tokio::time::sleep(EDIT_TTL / 3).await;
+            if let Some(lease) = &held.lease
+                && let Err(e) = state.bus().renew(lease, EDIT_TTL).await
+            {
+                tracing::warn!(key, error = %e, "renewing an edit lease failed");
+            }
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = work => outcome,
+        () = renewing => unreachable!("the renewal loop never ends"),
+    };
     held.release().await;
     outcome
 }

@@ -252,8 +252,9 @@ impl Drop for Partial<'_> {
 /// left of the quota), 415 for a type no parser reads, 422 without a file
 /// or with too many form parts.
 ///
-/// One upload of a user at a time runs in a process (the next waits), so
-/// concurrent uploads cannot each spend what is left of the same quota.
+/// One upload of a user at a time runs (in a process the next waits; on
+/// another replica it gets a 409 after a short wait), so concurrent uploads
+/// cannot each spend what is left of the same quota.
 pub(crate) async fn upload_document(
     state: &AppState,
     user: &str,
@@ -263,7 +264,15 @@ pub(crate) async fn upload_document(
     let runtime = state.knowledge();
     let gate = runtime.upload_gate(user);
     let outcome = match gate.acquire().await {
-        Ok(_permit) => upload_one(state, user, kb_id, multipart).await,
+        Ok(_permit) => {
+            crate::service::lease::under(
+                state,
+                &format!("uploads-of:{user}"),
+                "Another upload of this user is in progress; try again when it is done.",
+                upload_one(state, user, kb_id, multipart),
+            )
+            .await
+        }
         Err(e) => Err(ApiError::Internal(format!("the upload gate: {e}")).into()),
     };
     drop(gate);
@@ -577,3 +586,7 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+#[path = "documents_tests.rs"]
+mod replica_tests;
