@@ -81,6 +81,12 @@ pub struct ServerConfig {
     /// The sub-agent templates team workers are made from (the built-in
     /// `default` unless the operator adds some; see `TeamTemplates`).
     pub team_templates: std::sync::Arc<crate::TeamTemplates>,
+    /// Long-term memory for every session's agent: the agentic Markdown
+    /// memory (`oxiscope_memory::AgenticMemoryMiddleware`) in the
+    /// session's workspace, with these parameters (`None`: off, the
+    /// default). AgentScope's service adds it through the operator's
+    /// middleware factory; this is that choice as a setting.
+    pub agentic_memory: Option<oxiscope_memory::Parameters>,
 }
 
 impl ServerConfig {
@@ -110,6 +116,7 @@ impl ServerConfig {
             knowledge: crate::service::knowledge::KnowledgeSettings::default(),
             tool_offload: Duration::from_secs(10),
             team_templates: std::sync::Arc::default(),
+            agentic_memory: None,
         }
     }
 

@@ -152,6 +152,14 @@ pub(crate) struct ServeArgs {
     /// restart is reported to its session). `0` turns this off.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     tool_offload_secs: u64,
+    /// Long-term memory for every agent: Markdown files in the session's
+    /// workspace (`Memory/`, indexed by `Memory/MEMORY.md`) that the agent
+    /// writes and reads itself. `agent-control` offers a `memory_search`
+    /// tool; `static-control` has the model pick relevant memories at the
+    /// start of every reply (one more model call per reply); `both` does
+    /// both. Off unless given.
+    #[arg(long, value_enum)]
+    agentic_memory: Option<MemoryArg>,
     /// The bubblewrap program (default: `bwrap` on `PATH`).
     #[arg(long, value_name = "PATH", default_value = "bwrap")]
     bwrap: PathBuf,
@@ -187,6 +195,14 @@ pub(crate) struct ServeArgs {
     otlp_endpoint: Option<String>,
     #[command(flatten)]
     log: crate::logging::LogArgs,
+}
+
+/// `--agentic-memory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum MemoryArg {
+    AgentControl,
+    StaticControl,
+    Both,
 }
 
 /// `--session-titles`.
@@ -431,6 +447,14 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.lock_ttl = std::time::Duration::from_secs(args.lock_ttl_secs);
     config.takeover_interval = config.lock_ttl / 3;
     config.tool_offload = std::time::Duration::from_secs(args.tool_offload_secs);
+    config.agentic_memory = args.agentic_memory.map(|mode| oxiscope_memory::Parameters {
+        mode: match mode {
+            MemoryArg::AgentControl => oxiscope_memory::MemoryMode::AgentControl,
+            MemoryArg::StaticControl => oxiscope_memory::MemoryMode::StaticControl,
+            MemoryArg::Both => oxiscope_memory::MemoryMode::Both,
+        },
+        ..oxiscope_memory::Parameters::default()
+    });
     config.session_titles = match args.session_titles {
         TitlesArg::Model => SessionTitles::Model,
         TitlesArg::Excerpt => SessionTitles::Excerpt,

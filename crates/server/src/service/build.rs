@@ -118,6 +118,22 @@ pub(crate) async fn build_agent(
             )));
         }
     }
+    // Long-term memory in the workspace, when the operator turned it on:
+    // read and written through the workspace's backend, like its files.
+    let builder = match &state.config().agentic_memory {
+        Some(params) => {
+            let memory = oxiscope_memory::AgenticMemoryMiddleware::builder(
+                workspace.workdir(),
+                Arc::clone(&model),
+            )
+            .parameters(params.clone())
+            .backend(workspace.backend())
+            .build()
+            .map_err(|e| ApiError::Internal(format!("the agentic memory: {e}")))?;
+            builder.middleware(memory)
+        }
+        None => builder,
+    };
     let (builder, mcp) = oxiscope_workspace::equip(
         builder,
         workspace,
