@@ -87,6 +87,10 @@ pub struct ServerConfig {
     /// default). AgentScope's service adds it through the operator's
     /// middleware factory; this is that choice as a setting.
     pub agentic_memory: Option<oxiscope_memory::Parameters>,
+    /// A weighted token budget for every reply of every session
+    /// (`oxiscope_agent::ReplyBudgetControlMiddleware`): past it, the model
+    /// is told to answer without more tool calls. `None`: no budget.
+    pub reply_budget: Option<oxiscope_agent::ReplyBudgetControlMiddleware>,
 }
 
 impl ServerConfig {
@@ -117,6 +121,7 @@ impl ServerConfig {
             tool_offload: Duration::from_secs(10),
             team_templates: std::sync::Arc::default(),
             agentic_memory: None,
+            reply_budget: None,
         }
     }
 

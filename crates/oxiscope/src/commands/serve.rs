@@ -160,6 +160,16 @@ pub(crate) struct ServeArgs {
     /// both. Off unless given.
     #[arg(long, value_enum)]
     agentic_memory: Option<MemoryArg>,
+    /// A token budget for every reply: once a reply's model calls have
+    /// used this many tokens (prompt tokens plus completion tokens times
+    /// `--reply-output-token-weight`), the model is told to give its final
+    /// answer without more tool calls. No budget unless given.
+    #[arg(long, value_name = "TOKENS")]
+    reply_token_budget: Option<f64>,
+    /// How much a completion token counts against `--reply-token-budget`
+    /// (a prompt token counts 1).
+    #[arg(long, value_name = "WEIGHT", default_value_t = 1.0)]
+    reply_output_token_weight: f64,
     /// The bubblewrap program (default: `bwrap` on `PATH`).
     #[arg(long, value_name = "PATH", default_value = "bwrap")]
     bwrap: PathBuf,
@@ -447,6 +457,21 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.lock_ttl = std::time::Duration::from_secs(args.lock_ttl_secs);
     config.takeover_interval = config.lock_ttl / 3;
     config.tool_offload = std::time::Duration::from_secs(args.tool_offload_secs);
+    if let Some(budget) = args.reply_token_budget {
+        anyhow::ensure!(
+            budget.is_finite() && budget > 0.0,
+            "--reply-token-budget must be a positive number, got {budget}"
+        );
+        anyhow::ensure!(
+            args.reply_output_token_weight.is_finite() && args.reply_output_token_weight >= 0.0,
+            "--reply-output-token-weight must be a number from 0 up, got {}",
+            args.reply_output_token_weight
+        );
+        config.reply_budget = Some(oxiscope_agent::ReplyBudgetControlMiddleware {
+            output_token_weight: args.reply_output_token_weight,
+            ..oxiscope_agent::ReplyBudgetControlMiddleware::new(budget)
+        });
+    }
     config.agentic_memory = args.agentic_memory.map(|mode| oxiscope_memory::Parameters {
         mode: match mode {
             MemoryArg::AgentControl => oxiscope_memory::MemoryMode::AgentControl,

@@ -118,6 +118,11 @@ pub(crate) async fn build_agent(
             )));
         }
     }
+    // The operator's cap on what one reply may spend.
+    let builder = match &state.config().reply_budget {
+        Some(budget) => builder.middleware(budget.clone()),
+        None => builder,
+    };
     // Long-term memory in the workspace, when the operator turned it on:
     // read and written through the workspace's backend, like its files.
     let builder = match &state.config().agentic_memory {

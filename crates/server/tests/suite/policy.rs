@@ -343,3 +343,33 @@ async fn the_sessions_cwd_is_honoured_inside_the_workspace_or_refused() {
     assert_eq!(code, 400, "{body}");
     assert!(body["detail"].as_str().unwrap().contains("cwd"), "{body}");
 }
+
+/// The operator's reply budget: once a reply's model calls used it up,
+/// the next step is told to answer without tools, and may not call one.
+#[tokio::test]
+async fn a_reply_past_the_operators_token_budget_is_told_to_answer_without_tools() {
+    let h = Harness::start_custom(oxiscope_server::AuthMode::DevHeader, |mut c| {
+        c.reply_budget = Some(oxiscope_agent::ReplyBudgetControlMiddleware::new(100.0));
+        c
+    })
+    .await;
+    let s = h.setup("u").await;
+    h.fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_1", "Glob")
+            .tool_args(0, json!({"pattern": "*.md"}).to_string())
+            .finish("tool_calls")
+            .usage(90, 20, 0)
+            .response(),
+    );
+    h.fake.push(text_answer("Done, within budget."));
+    let requests = super::knowledge::run_reply(&h, "u", &s, "Look around.").await;
+    let first: Value = serde_json::from_str(&requests[0]).unwrap();
+    let second: Value = serde_json::from_str(&requests[1]).unwrap();
+    assert_ne!(first["tool_choice"], "none", "{first}");
+    assert_eq!(second["tool_choice"], "none", "{second}");
+    assert!(
+        second.to_string().contains("token budget"),
+        "the wrap-up hint: {second}"
+    );
+}
