@@ -166,6 +166,20 @@ impl Harness {
         }
     }
 
+    /// The stored record of the session of `s`.
+    pub(crate) async fn stored_session(
+        &self,
+        user: &str,
+        s: &Setup,
+    ) -> oxiscope_storage::SessionRecord {
+        self.state
+            .storage()
+            .get_session(user, &s.session_id)
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
     /// The host directory of a workspace of `user` (the sandbox calls it
     /// `/workspace`).
     pub(crate) fn workspace_dir(&self, user: &str, workspace_id: &str) -> std::path::PathBuf {

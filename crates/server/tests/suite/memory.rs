@@ -34,13 +34,7 @@ async fn sessions_keep_long_term_memory_in_their_workspace_when_the_operator_tur
     })
     .await;
     let s = h.setup("u").await;
-    let session = h
-        .state
-        .storage()
-        .get_session("u", &s.session_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let session = h.stored_session("u", &s).await;
     // What an earlier conversation left in the workspace.
     let memory = h.workspace_dir("u", &session.workspace_id).join("Memory");
     std::fs::create_dir_all(&memory).unwrap();

@@ -174,13 +174,7 @@ async fn a_confirmation_may_only_add_the_rules_suggested_for_its_call() {
     let (code, body) = h.chat("u", &s, confirm(suggested.clone())).await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(h.wait_not_running("u", &s).await, "idle");
-    let stored = h
-        .state
-        .storage()
-        .get_session("u", &s.session_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = h.stored_session("u", &s).await;
     let rules = &stored.state["permission_context"]["allow_rules"];
     assert!(
         rules
