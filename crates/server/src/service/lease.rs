@@ -44,7 +44,7 @@ impl Drop for Held {
     }
 }
 
-/// Takes the bus lease `key`, waiting up to about 2 s when `wait`; `None`
+/// Takes the bus lease `key`, waiting up to about 5 s when `wait`; `None`
 /// when it is held and `wait` is off.
 ///
 /// # Errors
@@ -55,7 +55,7 @@ pub(crate) async fn take(
     wait: bool,
     busy: &str,
 ) -> Result<Option<Held>, ApiError> {
-    for _ in 0..100 {
+    for _ in 0..250 {
         if let Some(lease) = state.bus().try_lock(key, EDIT_TTL).await? {
             return Ok(Some(Held {
                 state: state.clone(),
@@ -157,7 +157,12 @@ mod tests {
         });
         let gave_up = tokio::time::timeout(std::time::Duration::from_millis(5), work).await;
         assert!(gave_up.is_err());
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        for _ in 0..500 {
+            if done.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
         assert!(done.load(Ordering::SeqCst));
     }
 }

@@ -253,7 +253,7 @@ impl Drop for Partial<'_> {
 /// or with too many form parts.
 ///
 /// One upload of a user at a time runs (in a process the next waits; on
-/// another replica it gets a 409 after a short wait), so concurrent uploads
+/// another replica it gets a 409 after a few seconds' wait), so concurrent uploads
 /// cannot each spend what is left of the same quota.
 pub(crate) async fn upload_document(
     state: &AppState,
