@@ -8,11 +8,12 @@
 //! with no run waiting keeps the hint in its inbox instead (see
 //! [`deliver_hint`](super::deliver::deliver_hint)).
 //!
-//! Replies started by hints alone are bounded: a hint is dropped (logged)
-//! when the user is over the token quota, or after [`MAX_HINT_RUNS`] such
+//! Replies started by hints alone are bounded: a hint starts no reply when
+//! the user is over the token quota, or after [`MAX_HINT_RUNS`] such
 //! replies since the session's last user input, so agents that message
 //! each other (a team) cannot run for ever on a model that reports no
-//! tokens.
+//! tokens. Such a hint is kept the same way, for the session's next reply
+//! (the newest [`MAX_KEPT`] at most), not dropped.
 
 use futures_util::future::BoxFuture;
 use oxiscope_agent::{Agent, Middleware, PrepHint, ReasoningPrep};
@@ -26,8 +27,12 @@ pub(crate) const KEY: &str = "oxiscope_deferred_hints";
 /// since the last user input.
 pub(crate) const HINT_RUNS_KEY: &str = "oxiscope_hint_runs";
 
+/// The most hints kept for a session's next reply; older ones are dropped
+/// (logged) past it.
+pub(crate) const MAX_KEPT: usize = 100;
+
 /// The most replies hints alone may start between two user inputs of a
-/// session; later hints are dropped (logged) until the user writes again.
+/// session; later hints wait for the next reply the user starts.
 pub(crate) const MAX_HINT_RUNS: u64 = 50;
 
 /// Whether a reply started by a hint may run now: the user is within the
@@ -97,6 +102,15 @@ pub(crate) async fn defer(agent: &Agent, msgs: &[Msg]) {
                 kept.push(json!({"hint": h.hint, "source": h.source}));
             }
         }
+        if kept.len() > MAX_KEPT {
+            let over = kept.len() - MAX_KEPT;
+            kept.drain(..over);
+            tracing::warn!(
+                session_id = state.session_id,
+                dropped = over,
+                "too many hints kept for the next reply; the oldest were dropped"
+            );
+        }
     }
     agent.set_state(state).await;
 }
@@ -161,6 +175,28 @@ mod tests {
         );
         user_turn(&agent).await;
         admit_hint_run(&state, "u", &agent).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn kept_hints_are_capped_at_the_newest() {
+        let model = std::sync::Arc::new(oxiscope_test_support::ScriptedModel::new([]));
+        let agent = Agent::builder("a", model).build().unwrap();
+        let msgs: Vec<Msg> = (0..MAX_KEPT + 20)
+            .map(|i| {
+                Msg::assistant(
+                    "team",
+                    ContentBlock::from(HintBlock::new(format!("h{i}"), None)),
+                )
+                .unwrap()
+            })
+            .collect();
+        defer(&agent, &msgs[..10]).await;
+        defer(&agent, &msgs[10..]).await;
+        let state = agent.state().await;
+        let kept = state.middle_context[KEY].as_array().unwrap();
+        assert_eq!(kept.len(), MAX_KEPT);
+        assert_eq!(kept[0]["hint"], "h20");
+        assert_eq!(kept[MAX_KEPT - 1]["hint"], format!("h{}", MAX_KEPT + 19));
     }
 
     #[test]

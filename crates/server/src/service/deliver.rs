@@ -32,6 +32,36 @@ pub(crate) async fn deliver_hint(
     // Over the token quota nothing more runs for the user: say so to the
     // sender (a team tool reads it) instead of queueing.
     super::check_quota(state, user_id).await?;
+    queue(state, user_id, session_id, sender, hint, true).await
+}
+
+/// As [`deliver_hint`] for what must not be lost (a background call's
+/// result): over the user's token quota the hint is queued all the same,
+/// without waking the session, and reaches the model with the next reply
+/// the quota allows.
+pub(crate) async fn keep_hint(
+    state: &AppState,
+    user_id: &str,
+    session_id: &str,
+    sender: &str,
+    hint: HintBlock,
+) -> ApiResult<()> {
+    let wake_now = match super::check_quota(state, user_id).await {
+        Ok(()) => true,
+        Err(ApiError::TooManyRequests(_)) => false,
+        Err(e) => return Err(e),
+    };
+    queue(state, user_id, session_id, sender, hint, wake_now).await
+}
+
+async fn queue(
+    state: &AppState,
+    user_id: &str,
+    session_id: &str,
+    sender: &str,
+    hint: HintBlock,
+    wake_now: bool,
+) -> ApiResult<()> {
     let storage = state.storage();
     let session = storage
         .get_session(user_id, session_id)
@@ -46,6 +76,9 @@ pub(crate) async fn deliver_hint(
     let item = serde_json::to_value(&msg)
         .map_err(|e| ApiError::Internal(format!("a hint message cannot be written: {e}")))?;
     push_inbox(state, &session, item).await?;
+    if !wake_now {
+        return Ok(());
+    }
     // Read again after queueing: a parked reply answered meanwhile has
     // ended, and then nothing else would serve the inbox.
     let fresh = storage
@@ -56,4 +89,48 @@ pub(crate) async fn deliver_hint(
         return Ok(());
     }
     wake(state, &agent, &fresh).await
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use oxiscope_storage::UsageCounts;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn over_the_quota_a_result_is_kept_in_the_inbox_and_a_message_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, session) = crate::service::testing::service_with(dir.path(), |mut c| {
+            c.policy.user_token_quota = Some(100);
+            c
+        })
+        .await;
+        let spent = UsageCounts {
+            input_tokens: 90,
+            output_tokens: 20,
+            ..UsageCounts::default()
+        };
+        state
+            .storage()
+            .add_usage("u", &session.id, "2026-12-01", &spent)
+            .await
+            .unwrap();
+        let hint = || HintBlock::new("the result", None);
+        // A team message is refused: its sender is told.
+        let refused = deliver_hint(&state, "u", &session.id, "team", hint()).await;
+        assert!(
+            matches!(refused, Err(ApiError::TooManyRequests(_))),
+            "{refused:?}"
+        );
+        assert!(state.bus().pop_inbox(&session.id).await.unwrap().is_none());
+        // A background result is queued, and nothing runs.
+        keep_hint(&state, "u", &session.id, "background", hint())
+            .await
+            .unwrap();
+        assert!(!state.bus().is_locked(&session.id).await.unwrap());
+        let kept = state.bus().pop_inbox(&session.id).await.unwrap().unwrap();
+        assert!(kept.to_string().contains("the result"), "{kept}");
+    }
 }

@@ -280,7 +280,7 @@ pub(crate) fn hint(task: &BackgroundTaskRecord) -> HintBlock {
 pub(crate) async fn deliver(state: &AppState, task: &BackgroundTaskRecord) {
     let mut wait = Duration::from_millis(500);
     for attempt in 1..=5 {
-        let sent = super::super::deliver::deliver_hint(
+        let sent = super::super::deliver::keep_hint(
             state,
             &task.user_id,
             &task.session_id,

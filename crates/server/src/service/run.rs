@@ -372,7 +372,16 @@ async fn serve(
             if let Err(why) =
                 super::deferred::admit_hint_run(state, &runner.user_id, &runner.agent).await
             {
-                tracing::warn!(session_id, "a hint was dropped: {why}");
+                // Kept for the next reply the user starts, not lost.
+                tracing::warn!(
+                    session_id,
+                    "a hint starts no reply ({why}); kept for the next one"
+                );
+                super::deferred::defer(&runner.agent, msgs).await;
+                if let Err(e) = commit(state, session_id, &runner.agent, revision, &[]).await {
+                    tracing::error!(session_id, error = %e, "keeping a hint for the next reply failed");
+                    return;
+                }
                 continue;
             }
         } else if let ReplyInput::Msgs(_) = &input {

@@ -15,9 +15,17 @@ use crate::state::{AppState, ServerConfig, WorkspaceMode};
 /// A service over a SQLite store and an in-process bus, with one session
 /// of user `u`.
 pub(crate) async fn service(dir: &std::path::Path) -> (AppState, SessionRecord) {
+    service_with(dir, |c| c).await
+}
+
+/// [`service`] with its configuration changed by `configure`.
+pub(crate) async fn service_with(
+    dir: &std::path::Path,
+    configure: impl FnOnce(ServerConfig) -> ServerConfig,
+) -> (AppState, SessionRecord) {
     let storage: Arc<dyn Storage> = Arc::new(SqliteStorage::open(dir).await.unwrap());
     let bus: Arc<dyn MessageBus> = Arc::new(InMemoryBus::new());
-    let config = ServerConfig::new(dir).with_workspace(WorkspaceMode::Local);
+    let config = configure(ServerConfig::new(dir).with_workspace(WorkspaceMode::Local));
     let state = AppState::new(storage, bus, Sealer::from_key(&[7; 32]), config);
     let agent = AgentRecord {
         id: new_id(),
