@@ -100,7 +100,14 @@ impl Parts<'_> {
         let mut parts: Vec<Value> = Vec::new();
         for block in &msg.content {
             match block {
-                ContentBlock::Text(t) => parts.push(text(&t.text)),
+                // Gemini refuses an empty text part ("empty text
+                // parameter"): one in a stored conversation would fail
+                // every later request of the session.
+                ContentBlock::Text(t) => {
+                    if !t.text.is_empty() {
+                        parts.push(text(&t.text));
+                    }
+                }
                 ContentBlock::Thinking(t) => {
                     if !t.thinking.is_empty() {
                         let mut part = Map::new();
@@ -161,14 +168,16 @@ impl Parts<'_> {
     /// The parts of a hint: its text and media.
     async fn rich(&self, rich: &RichContent) -> Result<Vec<Value>, ModelError> {
         match rich {
+            RichContent::Text(t) if t.is_empty() => Ok(Vec::new()),
             RichContent::Text(t) => Ok(vec![text(t)]),
             RichContent::Blocks(blocks) => {
                 let mut parts = Vec::with_capacity(blocks.len());
                 for block in blocks {
-                    parts.push(match block {
-                        MediaBlock::Text(t) => text(&t.text),
-                        MediaBlock::Data(d) => self.data(d).await?,
-                    });
+                    match block {
+                        MediaBlock::Text(t) if t.text.is_empty() => {}
+                        MediaBlock::Text(t) => parts.push(text(&t.text)),
+                        MediaBlock::Data(d) => parts.push(self.data(d).await?),
+                    }
                 }
                 Ok(parts)
             }

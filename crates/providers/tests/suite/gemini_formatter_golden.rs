@@ -2,7 +2,10 @@
 //! payload for every reference history (whole-value equality), with the
 //! input normalisations described in `anthropic_formatter_golden`.
 
+use oxiscope_message::{ContentBlock, HintBlock, Msg, TextBlock, ToolCallBlock};
+use oxiscope_model::Formatter;
 use oxiscope_providers::gemini::{GeminiChatFormatter, GeminiMultiAgentFormatter};
+use serde_json::json;
 
 use super::anthropic_formatter_golden::Golden;
 
@@ -23,4 +26,31 @@ async fn gemini_multi_agent_formatter_matches_the_reference_for_every_history() 
             &GeminiMultiAgentFormatter::new(),
         )
         .await;
+}
+
+/// Gemini refuses empty text parts: none goes out, and a turn left with no
+/// part is left out.
+#[tokio::test]
+async fn empty_text_never_goes_out() {
+    let reply: Vec<ContentBlock> = vec![
+        TextBlock::new("").into(),
+        ToolCallBlock::new("a", "Bash", "{}").into(),
+        HintBlock::new("", None).into(),
+        TextBlock::new("").into(),
+    ];
+    let msgs = [
+        Msg::user("user", "").unwrap(),
+        Msg::user("user", "go").unwrap(),
+        Msg::assistant("Friday", reply).unwrap(),
+    ];
+    let out = GeminiChatFormatter::new().format(&msgs).await.unwrap();
+    assert_eq!(
+        out,
+        vec![
+            json!({"role": "user", "parts": [{"text": "go"}]}),
+            json!({"role": "model", "parts": [
+                {"function_call": {"id": "a", "name": "Bash", "args": {}}},
+            ]}),
+        ]
+    );
 }
