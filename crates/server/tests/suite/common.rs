@@ -166,6 +166,17 @@ impl Harness {
         }
     }
 
+    /// `PATCH /sessions/{id}` of the session of `s` with `body`.
+    pub(crate) async fn patch_session(&self, user: &str, s: &Setup, body: Value) -> (u16, Value) {
+        self.call(
+            reqwest::Method::PATCH,
+            &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
+            user,
+            Some(body),
+        )
+        .await
+    }
+
     /// The stored record of the session of `s`.
     pub(crate) async fn stored_session(
         &self,

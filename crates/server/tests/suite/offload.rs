@@ -39,12 +39,7 @@ async fn start() -> Harness {
 async fn setup(h: &Harness) -> Setup {
     let s = h.setup("u").await;
     let (code, body) = h
-        .call(
-            reqwest::Method::PATCH,
-            &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
-            "u",
-            Some(json!({"permission_mode": "bypass"})),
-        )
+        .patch_session("u", &s, json!({"permission_mode": "bypass"}))
         .await;
     assert_eq!(code, 200, "{body}");
     s
@@ -352,12 +347,7 @@ async fn a_result_arriving_while_the_session_is_parked_waits_for_the_answer() {
 
     // Back in the default mode, the next reply parks on a Write.
     let (code, body) = h
-        .call(
-            reqwest::Method::PATCH,
-            &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
-            "u",
-            Some(json!({"permission_mode": "default"})),
-        )
+        .patch_session("u", &s, json!({"permission_mode": "default"}))
         .await;
     assert_eq!(code, 200, "{body}");
     let path = h.tool_dir("u", &s.agent_id).join("note.txt");

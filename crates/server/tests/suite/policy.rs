@@ -81,12 +81,7 @@ async fn bypass_is_refused_unless_the_operator_allows_it() {
         .await;
     assert_eq!(code, 403, "{body}");
     let (code, body) = h
-        .call(
-            reqwest::Method::PATCH,
-            &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
-            "u",
-            Some(json!({"permission_mode": "bypass"})),
-        )
+        .patch_session("u", &s, json!({"permission_mode": "bypass"}))
         .await;
     assert_eq!(code, 403, "{body}");
     // An unknown mode is a validation error, not a policy one.

@@ -424,12 +424,7 @@ async fn a_schedule_an_agent_creates_gets_no_more_trust_than_its_session() {
         let s = &s;
         async move {
             let (code, body) = h
-                .call(
-                    reqwest::Method::PATCH,
-                    &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
-                    "u",
-                    Some(json!({"permission_mode": mode})),
-                )
+                .patch_session("u", s, json!({"permission_mode": mode}))
                 .await;
             assert_eq!(code, 200, "{body}");
         }

@@ -159,12 +159,7 @@ async fn an_mcp_server_attaches_serves_a_run_dies_and_detaches() {
 
     // A run calls the server's tool.
     let (code, body) = h
-        .call(
-            reqwest::Method::PATCH,
-            &format!("/sessions/{}?agent_id={}", s.session_id, s.agent_id),
-            "u",
-            Some(json!({"permission_mode": "bypass"})),
-        )
+        .patch_session("u", &s, json!({"permission_mode": "bypass"}))
         .await;
     assert_eq!(code, 200, "{body}");
     h.fake.push(
