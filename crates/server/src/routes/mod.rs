@@ -13,6 +13,7 @@ mod schedule;
 mod session;
 mod stream;
 mod trace;
+mod ui;
 mod usage;
 mod workspace;
 
@@ -263,7 +264,7 @@ pub fn app(state: AppState) -> Router {
             .unwrap_or_default();
         router = router.route(path, methods.fallback(method_not_allowed));
     }
-    let mut router = router
+    let mut router = ui::serve(router)
         .fallback(meta::not_found)
         .layer(Extension(Arc::new(health::HealthChecks::default())))
         .with_state(state.clone());

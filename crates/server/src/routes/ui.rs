@@ -1,0 +1,106 @@
+//! The web UI: `GET /` and its assets under `/ui/`, embedded in the binary
+//! and served from the API's own origin.
+//!
+//! The UI is plain ES modules (no build step) with two vendored libraries
+//! (a markdown renderer and an HTML sanitiser, each with its license). Its
+//! pages are not API operations, so they are not in [`super::ROUTES`] nor
+//! in the OpenAPI document. Every answer carries a strict
+//! Content-Security-Policy: scripts only from this origin, no inline
+//! script or style, no `eval`, no frames, no plugins, and requests only to
+//! this origin (model output cannot load a tracking pixel).
+
+use axum::Router;
+use axum::extract::Path;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The policy of every UI answer.
+pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; \
+     base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'";
+
+/// One embedded asset: its name under `/ui/`, its type, its bytes.
+type Asset = (&'static str, &'static str, &'static [u8]);
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// Every file of the UI, from `crates/server/ui/`.
+const ASSETS: &[Asset] = &[
+    (
+        "style.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../../ui/style.css"),
+    ),
+    ("app.js", JS, include_bytes!("../../ui/app.js")),
+    ("api.js", JS, include_bytes!("../../ui/api.js")),
+    ("chat.js", JS, include_bytes!("../../ui/chat.js")),
+    ("dom.js", JS, include_bytes!("../../ui/dom.js")),
+    ("forms.js", JS, include_bytes!("../../ui/forms.js")),
+    ("markdown.js", JS, include_bytes!("../../ui/markdown.js")),
+    ("panels.js", JS, include_bytes!("../../ui/panels.js")),
+    ("tools.js", JS, include_bytes!("../../ui/tools.js")),
+    (
+        "vendor/marked.esm.js",
+        JS,
+        include_bytes!("../../ui/vendor/marked.esm.js"),
+    ),
+    (
+        "vendor/purify.es.mjs",
+        JS,
+        include_bytes!("../../ui/vendor/purify.es.mjs"),
+    ),
+    (
+        "icon.svg",
+        "image/svg+xml",
+        include_bytes!("../../ui/icon.svg"),
+    ),
+];
+
+const INDEX: &[u8] = include_bytes!("../../ui/index.html");
+
+/// `router` with the UI's routes added.
+pub(super) fn serve(router: Router<AppState>) -> Router<AppState> {
+    router
+        .route("/", get(index))
+        .route("/ui/{*file}", get(asset))
+}
+
+/// `GET /`: the UI's page.
+async fn index() -> Response {
+    answer("text/html; charset=utf-8", INDEX)
+}
+
+/// `GET /ui/{file}`: an asset, or the API's 404.
+async fn asset(Path(file): Path<String>) -> Response {
+    match ASSETS.iter().find(|(name, _, _)| *name == file) {
+        Some(&(_, kind, bytes)) => answer(kind, bytes),
+        None => ApiError::NotFound("Not Found".to_owned()).into_response(),
+    }
+}
+
+/// `bytes` as `kind`, with the UI's security headers. The assets change
+/// with the binary, so browsers revalidate them (`no-cache`).
+fn answer(kind: &'static str, bytes: &'static [u8]) -> Response {
+    let mut response = bytes.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
