@@ -14,7 +14,9 @@ use std::sync::LazyLock;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig};
+use crate::config::{
+    ConfigError, ContextConfig, InjectionConfig, ModelConfig, ReActConfig, ReplyLimits,
+};
 use crate::context::tokens::{CounterSource, TokenLedger};
 use crate::context::{CompressOutcome, CompressRequest};
 use crate::error::AgentError;
@@ -109,6 +111,7 @@ pub(crate) struct Inner {
     pub(crate) react: Arc<ReActConfig>,
     pub(crate) injection: Arc<InjectionConfig>,
     pub(crate) model_config: ModelConfig,
+    pub(crate) reply_limits: ReplyLimits,
     pub(crate) context: Arc<ContextConfig>,
     pub(crate) context_size: u64,
     pub(crate) offloader: Option<Arc<dyn Offloader>>,
@@ -135,6 +138,7 @@ impl Agent {
             react: None,
             injection: None,
             model_config: ModelConfig::default(),
+            reply_limits: ReplyLimits::default(),
             context: None,
             context_size: None,
             offloader: None,
@@ -343,6 +347,7 @@ pub struct AgentBuilder {
     react: Option<ReActConfig>,
     injection: Option<InjectionConfig>,
     model_config: ModelConfig,
+    reply_limits: ReplyLimits,
     context: Option<ContextConfig>,
     context_size: Option<u64>,
     offloader: Option<Arc<dyn Offloader>>,
@@ -409,6 +414,15 @@ impl AgentBuilder {
     #[must_use]
     pub fn model_config(mut self, config: ModelConfig) -> Self {
         self.model_config = config;
+        self
+    }
+
+    /// The most a model may write into one reply (default:
+    /// [`ReplyLimits::default`], 4 MiB of text and 4 MiB of tool-call
+    /// arguments).
+    #[must_use]
+    pub fn reply_limits(mut self, limits: ReplyLimits) -> Self {
+        self.reply_limits = limits;
         self
     }
 
@@ -511,6 +525,7 @@ impl AgentBuilder {
                 react,
                 injection,
                 model_config: self.model_config,
+                reply_limits: self.reply_limits,
                 context,
                 context_size,
                 offloader: self.offloader,

@@ -135,6 +135,40 @@ impl Default for ModelConfig {
     }
 }
 
+/// The most a model may write into one reply, in bytes, counted over all
+/// of the reply's model calls as their deltas arrive.
+///
+/// A model that streams past a limit is cut off: the call is dropped, the
+/// blocks it opened are closed, its unfinished tool calls get an error
+/// result, and the reply ends with `REPLY_END` `error`
+/// ([`AgentError::ReplyTooLarge`](crate::AgentError::ReplyTooLarge)). What
+/// arrived before the limit stays in the reply, so the session goes on
+/// with its next input. The limits bound what the agent holds, stores and
+/// streams for one reply whatever the model sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplyLimits {
+    /// Answer bytes: text, thinking and inline data (base64) together.
+    pub max_text_bytes: usize,
+    /// Tool-call argument bytes (the JSON text of every call's input).
+    pub max_tool_input_bytes: usize,
+}
+
+/// The default [`ReplyLimits::max_text_bytes`]: 4 MiB.
+pub const DEFAULT_MAX_REPLY_TEXT_BYTES: usize = 4 << 20;
+
+/// The default [`ReplyLimits::max_tool_input_bytes`]: 4 MiB.
+pub const DEFAULT_MAX_REPLY_TOOL_INPUT_BYTES: usize = 4 << 20;
+
+impl Default for ReplyLimits {
+    fn default() -> Self {
+        Self {
+            max_text_bytes: DEFAULT_MAX_REPLY_TEXT_BYTES,
+            max_tool_input_bytes: DEFAULT_MAX_REPLY_TOOL_INPUT_BYTES,
+        }
+    }
+}
+
 /// How the context is kept within the model's window: compression of older
 /// messages into a summary, truncation of huge tool results, and a limit on
 /// images. Serde-compatible with AgentScope's `ContextConfig`.

@@ -34,9 +34,41 @@ pub enum AgentError {
     /// The agent's configuration cannot work.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// The model wrote more into the reply than its [`ReplyLimits`]
+    /// allow; the call was cut off there.
+    ///
+    /// [`ReplyLimits`]: crate::ReplyLimits
+    #[error(
+        "the model's reply exceeded the limit of {limit} bytes of {part} per reply; it was cut \
+         off there"
+    )]
+    ReplyTooLarge {
+        /// What exceeded its limit.
+        part: ReplyPart,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// A bug: the loop produced an inconsistent state.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// A part of a reply that [`ReplyLimits`](crate::ReplyLimits) bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyPart {
+    /// Text, thinking and inline data.
+    Text,
+    /// Tool-call arguments.
+    ToolInput,
+}
+
+impl std::fmt::Display for ReplyPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Text => "text",
+            Self::ToolInput => "tool-call arguments",
+        })
+    }
 }
 
 /// Why the context could not be compressed.
@@ -78,6 +110,7 @@ impl AgentError {
                 ErrorInfo::new(ErrorType::InvalidRequest, self.to_string())
             }
             Self::Failed(info) => info.clone(),
+            Self::ReplyTooLarge { .. } => ErrorInfo::new(ErrorType::Upstream, self.to_string()),
             Self::Config(_) => ErrorInfo::new(ErrorType::Setup, self.to_string()),
             Self::Context(_) | Self::Internal(_) => {
                 ErrorInfo::new(ErrorType::Internal, self.to_string())

@@ -106,11 +106,12 @@ mod tool_list;
 pub use agent::{Agent, AgentBuilder, DEFAULT_CONTEXT_SIZE, ReplyInput};
 pub use budget::ReplyBudgetControlMiddleware;
 pub use config::{
-    ConfigError, ContextConfig, DEFAULT_MAX_RETRIES, InjectionConfig, ModelConfig, ReActConfig,
+    ConfigError, ContextConfig, DEFAULT_MAX_REPLY_TEXT_BYTES, DEFAULT_MAX_REPLY_TOOL_INPUT_BYTES,
+    DEFAULT_MAX_RETRIES, InjectionConfig, ModelConfig, ReActConfig, ReplyLimits,
 };
 pub use context::{CompressNext, CompressOutcome, CompressRequest};
 pub use emit::apply_event;
-pub use error::{AgentError, ContextError};
+pub use error::{AgentError, ContextError, ReplyPart};
 pub use middleware::{
     ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReasoningCall,
     ReasoningNext, ReasoningPrep, ReplyCall, ReplyEndAction, ReplyNext,

@@ -38,6 +38,7 @@ impl Agent {
                 react: Arc::clone(&me.react),
                 injection: Arc::clone(&me.injection),
                 model_config: me.model_config.clone(),
+                reply_limits: me.reply_limits,
                 context: Arc::clone(&me.context),
                 context_size: me.context_size,
                 offloader: me.offloader.clone(),

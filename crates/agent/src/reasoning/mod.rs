@@ -9,6 +9,7 @@
 //! chunk or its error. Nothing travels beside the stream.
 
 mod model_call;
+mod room;
 mod translate;
 
 use std::pin::Pin;
@@ -267,8 +268,11 @@ impl Run<'_> {
             // A reply with nothing in it yet is not sent (providers reject
             // an empty assistant turn).
             let upto = self.prompt.len() - usize::from(self.reply_is_empty());
+            let room =
+                room::Room::left_in(&self.prompt[self.prompt.len() - 1], self.inner.reply_limits);
             let core = model_call::ModelStep {
                 inner: self.inner,
+                room,
                 messages: with_hints.as_deref().unwrap_or(&self.prompt[..upto]),
                 tools: &tools,
                 reply_id: self.reply_id(),

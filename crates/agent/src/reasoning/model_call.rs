@@ -31,6 +31,7 @@ use oxiscope_message::{AgentEvent, FinishedReason, ModelCallEndEvent, ModelCallS
 use oxiscope_model::{ModelError, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
+use super::room::Room;
 use super::{StepEnd, StepItem, StepStream, translate::translate};
 use crate::agent::Inner;
 use crate::error::AgentError;
@@ -50,6 +51,8 @@ pub(crate) struct ModelStep<'a> {
     pub(crate) tools: &'a [ToolSchema],
     pub(crate) reply_id: String,
     pub(crate) cancel: CancellationToken,
+    /// What the reply may still take (each call starts from it).
+    pub(crate) room: Room,
 }
 
 impl ReasoningCore for ModelStep<'_> {
@@ -74,7 +77,7 @@ impl ReasoningCore for ModelStep<'_> {
                     let next = ModelNext::new(&self.inner.middlewares, model.as_ref());
                     let error = match next.run(request).await {
                         Ok(stream) => {
-                            let body = translate(stream, self.reply_id.clone());
+                            let body = translate(stream, self.reply_id.clone(), self.room.clone());
                             return futures_util::stream::iter(prefix).chain(body).boxed();
                         }
                         Err(e) => e,

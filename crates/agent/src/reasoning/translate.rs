@@ -9,6 +9,7 @@ use oxiscope_message::{
 };
 use oxiscope_model::{ChatResponse, ChatStream};
 
+use super::room::Room;
 use super::{StepEnd, StepItem, StepStream};
 
 /// The block currently streaming (tool calls are tracked apart: several can
@@ -23,12 +24,15 @@ enum Open {
 /// Turns a model's chunk stream into the block events of the reply, ended
 /// by one [`StepItem::End`] carrying the final chunk or the error. Open
 /// blocks are always closed, so the events fit the reply whatever the
-/// model did.
-pub(crate) fn translate(stream: ChatStream, reply_id: String) -> StepStream {
+/// model did. A delta chunk that does not fit the reply's `room` ends the
+/// step with [`AgentError::ReplyTooLarge`](crate::AgentError) before any of
+/// its events, and the model's stream is dropped (which stops the call).
+pub(crate) fn translate(stream: ChatStream, reply_id: String, room: Room) -> StepStream {
     let translator = BlockTranslator {
         reply_id,
         open: None,
         open_calls: Vec::new(),
+        room,
     };
     stream::unfold(Some((stream, translator)), |st| async move {
         let (mut stream, mut t) = st?;
@@ -56,6 +60,13 @@ pub(crate) fn translate(stream: ChatStream, reply_id: String) -> StepStream {
                 Some((out, None))
             }
             Some(Ok(chunk)) => {
+                if let Err(e) = t.room.charge(&chunk.content) {
+                    tracing::warn!(error = %e, "cutting off the model's reply");
+                    t.close_all(&mut out);
+                    let mut out = events(out);
+                    out.push(StepItem::End(StepEnd::failed(e)));
+                    return Some((out, None));
+                }
                 for block in chunk.content {
                     t.block(&mut out, block);
                 }
@@ -94,6 +105,8 @@ struct BlockTranslator {
     reply_id: String,
     open: Option<Open>,
     open_calls: Vec<Id>,
+    /// What the reply may still take.
+    room: Room,
 }
 
 impl BlockTranslator {

@@ -5,6 +5,7 @@ mod context;
 mod hitl;
 mod interrupt;
 mod invariants;
+mod limits;
 mod list_tools;
 mod loop_basics;
 mod middleware;
