@@ -64,8 +64,8 @@ mod usage;
 
 pub use background::{BackgroundTaskRecord, BackgroundTaskState, epoch_millis};
 pub use bus::{
-    BusEvent, Cursor, EventStream, InMemoryBus, InvalidCursor, MessageBus, RedisBus,
-    RedisBusOptions, Release, Retained, Retention, RunLease,
+    BusEvent, Cursor, DEFAULT_REPLAY_LOG_BYTES, EventStream, InMemoryBus, InvalidCursor,
+    MessageBus, RedisBus, RedisBusOptions, Release, Retained, Retention, RunLease,
 };
 pub use error::{Error, Result};
 pub use journal::{RESULT_LIMIT, ToolCallRecord, cap_text};

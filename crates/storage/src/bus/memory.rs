@@ -230,7 +230,10 @@ impl MessageBus for InMemoryBus {
         payload: Arc<str>,
         replay_limit: usize,
     ) -> BoxFuture<'a, Result<Cursor>> {
-        let cursor = self.change(session_id, |slot, _| slot.publish(payload, replay_limit));
+        let max_bytes = self.inner.retention.log_bytes;
+        let cursor = self.change(session_id, |slot, _| {
+            slot.publish(payload, replay_limit, max_bytes)
+        });
         Box::pin(async move { Ok(cursor) })
     }
 

@@ -17,7 +17,7 @@ use serde_json::Value;
 pub use cursor::{Cursor, InvalidCursor};
 pub use memory::InMemoryBus;
 pub use redis::{RedisBus, RedisBusOptions};
-pub use table::{Retained, Retention};
+pub use table::{DEFAULT_REPLAY_LOG_BYTES, Retained, Retention};
 
 use crate::error::Result;
 use crate::storage::BoxFuture;
@@ -71,7 +71,8 @@ pub type EventStream = BoxStream<'static, BusEvent>;
 /// and every subscriber sees every event.
 ///
 /// Everything a bus keeps is bounded: a run's replay log keeps its last
-/// `replay_limit` events, an inbox at most `limit` inputs, a wakeup is kept
+/// `replay_limit` events and no more payload bytes than its
+/// [`Retention::log_bytes`] (beyond its newest event), an inbox at most `limit` inputs, a wakeup is kept
 /// only while its session has queued input, and
 /// [`forget_session`](Self::forget_session) drops all of a session's state.
 ///
@@ -130,8 +131,9 @@ pub trait MessageBus: Send + Sync + std::fmt::Debug {
     fn begin_run<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<()>>;
     /// Appends an event to the current run's log and sends it to every
     /// subscriber; returns its cursor. The log keeps the last
-    /// `replay_limit` events of the run; older ones leave it (0 keeps none:
-    /// live subscribers only).
+    /// `replay_limit` events of the run, and of those only the newest that
+    /// fit in the bus's [`Retention::log_bytes`] (the newest event always
+    /// stays); older ones leave it (0 keeps none: live subscribers only).
     ///
     /// # Errors
     /// The backend's failure.

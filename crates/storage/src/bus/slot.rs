@@ -28,6 +28,8 @@ pub(super) struct SessionSlot {
     pub(super) checkpoint: u64,
     /// The last events of `run`, oldest first, with consecutive `seq`s.
     pub(super) log: VecDeque<BusEvent>,
+    /// The payload bytes of `log`.
+    pub(super) log_bytes: usize,
     /// Live fan-out; only while someone subscribes.
     pub(super) fanout: Option<broadcast::Sender<BusEvent>>,
     pub(super) subscribers: usize,
@@ -47,6 +49,7 @@ impl SessionSlot {
             seq: 0,
             checkpoint: 0,
             log: VecDeque::new(),
+            log_bytes: 0,
             fanout: None,
             subscribers: 0,
             inbox: VecDeque::new(),
@@ -71,6 +74,7 @@ impl SessionSlot {
         self.seq = 0;
         self.checkpoint = 0;
         self.log.clear();
+        self.log_bytes = 0;
     }
 
     /// Marks every event published so far as persisted.
@@ -78,8 +82,14 @@ impl SessionSlot {
         self.checkpoint = self.seq;
     }
 
-    /// Logs and fans out `payload`, keeping the last `limit` events.
-    pub(super) fn publish(&mut self, payload: std::sync::Arc<str>, limit: usize) -> Cursor {
+    /// Logs and fans out `payload`, keeping the last `limit` events, and
+    /// of those no more than fit in `max_bytes` (the newest always stays).
+    pub(super) fn publish(
+        &mut self,
+        payload: std::sync::Arc<str>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Cursor {
         self.seq += 1;
         let cursor = Cursor {
             run: self.run,
@@ -91,13 +101,16 @@ impl SessionSlot {
             let _ = fanout.send(event.clone());
         }
         if limit > 0 {
-            if self.log.len() >= limit {
-                let excess = self.log.len() + 1 - limit;
-                self.log.drain(..excess);
-            }
+            self.log_bytes = self.log_bytes.saturating_add(event.payload.len());
             self.log.push_back(event);
+            while self.log.len() > 1 && (self.log.len() > limit || self.log_bytes > max_bytes) {
+                if let Some(old) = self.log.pop_front() {
+                    self.log_bytes = self.log_bytes.saturating_sub(old.payload.len());
+                }
+            }
         } else {
             self.log.clear();
+            self.log_bytes = 0;
         }
         cursor
     }

@@ -15,20 +15,35 @@ use super::slot::SessionSlot;
 /// Such a log only serves a client that reconnects with a cursor of the
 /// run that just ended; once it is dropped, that client gets the next
 /// run's events (the ended run's messages are in the store).
+///
+/// Every log, idle or not, also has a byte budget: beside the count bound
+/// of [`MessageBus::publish`](super::MessageBus::publish), its oldest
+/// events leave it while the payloads it keeps add up to more than
+/// `log_bytes`. The newest event always stays, so a log holds at most
+/// `log_bytes` plus one event. A cursor whose next events left the log
+/// this way is treated as one they left by count: its subscriber gets the
+/// whole retained log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
     /// Idle logs kept at most.
     pub idle_logs: usize,
     /// How long an idle log is kept at most.
     pub idle_ttl: Duration,
+    /// The payload bytes one replay log keeps at most (beyond its newest
+    /// event).
+    pub log_bytes: usize,
 }
 
+/// The default [`Retention::log_bytes`]: 8 MiB.
+pub const DEFAULT_REPLAY_LOG_BYTES: usize = 8 << 20;
+
 impl Default for Retention {
-    /// 128 idle logs, for at most a minute.
+    /// 128 idle logs, for at most a minute; 8 MiB per log.
     fn default() -> Self {
         Self {
             idle_logs: 128,
             idle_ttl: Duration::from_secs(60),
+            log_bytes: DEFAULT_REPLAY_LOG_BYTES,
         }
     }
 }
@@ -41,6 +56,8 @@ pub struct Retained {
     pub sessions: usize,
     /// Events in replay logs.
     pub events: usize,
+    /// Payload bytes of the events in replay logs.
+    pub bytes: usize,
     /// Queued inputs.
     pub inputs: usize,
     /// Pending wakeups.
@@ -195,6 +212,7 @@ impl Table {
         };
         for slot in self.slots.values() {
             retained.events += slot.log.len();
+            retained.bytes += slot.log_bytes;
             retained.inputs += slot.inbox.len();
             retained.subscribers += slot.subscribers;
         }

@@ -124,6 +124,20 @@ pub(crate) async fn with_retention(
     let retention = Retention {
         idle_logs,
         idle_ttl: ttl,
+        ..Retention::default()
+    };
+    if redis {
+        TestBus::redis_with(RedisBusOptions::default().with_retention(retention)).await
+    } else {
+        Some(TestBus::memory_with(retention))
+    }
+}
+
+/// A bus whose replay logs keep at most `log_bytes` of payload each.
+pub(crate) async fn with_log_bytes(redis: bool, log_bytes: usize) -> Option<TestBus> {
+    let retention = Retention {
+        log_bytes,
+        ..Retention::default()
     };
     if redis {
         TestBus::redis_with(RedisBusOptions::default().with_retention(retention)).await

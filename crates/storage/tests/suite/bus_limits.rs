@@ -10,7 +10,7 @@ use oxiscope_storage::{Cursor, EventStream, Release, Retained};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::suite::bus_backend::{TestBus, on_every_bus, with_retention};
+use crate::suite::bus_backend::{TestBus, on_every_bus, with_log_bytes, with_retention};
 
 on_every_bus!(
     the_replay_log_keeps_the_last_events_and_a_stale_cursor_gets_the_retained_suffix,
@@ -310,4 +310,52 @@ async fn read_only_calls_and_empty_slots_leave_nothing_behind(bus: TestBus) {
     assert!(bus.unlock(&lease).await.unwrap());
     drop(bus.subscribe("e", None).await.unwrap());
     assert_eq!(bus.retained().await, Retained::default());
+}
+
+#[tokio::test]
+async fn the_replay_log_keeps_a_byte_budget_oldest_first() {
+    the_replay_log_keeps_a_byte_budget_on(false).await;
+}
+
+#[tokio::test]
+async fn the_redis_replay_log_keeps_a_byte_budget_oldest_first() {
+    the_replay_log_keeps_a_byte_budget_on(true).await;
+}
+
+async fn the_replay_log_keeps_a_byte_budget_on(redis: bool) {
+    let Some(bus) = with_log_bytes(redis, 250).await else {
+        return;
+    };
+    bus.begin_run("s").await.unwrap();
+    // Ten events of 100 bytes, far below the count limit: two fit.
+    let mut cursors = Vec::new();
+    for i in 0..10 {
+        let payload = format!("{i}{}", "x".repeat(99));
+        cursors.push(publish(&bus, "s", &payload, 1000).await);
+    }
+    let kept = bus.retained().await;
+    assert_eq!((kept.events, kept.bytes), (2, 200));
+    assert_eq!(bus.last_cursor("s").await.unwrap(), Some(cursors[9]));
+    // A cursor whose next events left the log gets the retained suffix,
+    // as one trimmed by count does.
+    let mut stale = bus.subscribe("s", Some(cursors[0])).await.unwrap();
+    let (first, payload) = next(&mut stale).await;
+    assert_eq!(first, cursors[8]);
+    assert!(payload.starts_with('8'));
+    assert_eq!(next(&mut stale).await.0, cursors[9]);
+
+    // An event larger than the budget stays alone (the newest always
+    // stays), and the next one pushes it out.
+    let big = publish(&bus, "s", &"b".repeat(1000), 1000).await;
+    let kept = bus.retained().await;
+    assert_eq!((kept.events, kept.bytes), (1, 1000));
+    assert_eq!(bus.last_cursor("s").await.unwrap(), Some(big));
+    publish(&bus, "s", "small", 1000).await;
+    let kept = bus.retained().await;
+    assert_eq!((kept.events, kept.bytes), (1, 5));
+
+    // A new run starts with an empty budget.
+    bus.begin_run("s").await.unwrap();
+    publish(&bus, "s", &"c".repeat(200), 1000).await;
+    assert_eq!(bus.retained().await.bytes, 200);
 }

@@ -9,7 +9,7 @@ use crate::error::Result;
 
 impl RedisBus {
     /// What this bus's key prefix holds in Redis: sessions with a lock, a
-    /// non-empty log or queued input; events in logs; queued inputs;
+    /// non-empty log or queued input; events in logs and their payload bytes; queued inputs;
     /// pending wakeups; and the subscribers attached through this
     /// instance. Run bookkeeping that only waits for its TTL is not
     /// counted.
@@ -51,6 +51,14 @@ impl RedisBus {
                     };
                     if size == 0 {
                         continue;
+                    }
+                    if kind == "log" {
+                        let bytes: Option<usize> = redis::cmd("HGET")
+                            .arg(keys.session(session).meta)
+                            .arg("bytes")
+                            .query_async(&mut conn)
+                            .await?;
+                        retained.bytes += bytes.unwrap_or(0);
                     }
                     match kind {
                         "log" => retained.events += size,

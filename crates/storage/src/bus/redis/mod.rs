@@ -18,7 +18,9 @@
 //!   before every entry (the whole log), a later one after all of them
 //!   (nothing). Run numbers are microseconds of the Redis server's clock,
 //!   kept increasing by `clock`, so they outlive forgotten sessions.
-//!   `XADD MAXLEN <replay_limit>` bounds the log; a limit of 0 keeps none.
+//!   The publish script bounds the log to `replay_limit` entries and to
+//!   the retention's `log_bytes` of payload (kept as `bytes` in `meta`),
+//!   dropping the oldest entries first; a limit of 0 keeps none.
 //!   `begin_run` deletes the log and starts a new run; `checkpoint` stores
 //!   the last cursor, where a subscriber without `after` starts.
 //! - `events:<id>`: a pub/sub channel; `publish` adds to the log and
@@ -161,6 +163,8 @@ struct Inner {
     scripts: Scripts,
     idle_ms: u64,
     idle_logs: usize,
+    /// The byte budget of each replay log ([`Retention::log_bytes`]).
+    log_bytes: usize,
 }
 
 impl std::fmt::Debug for RedisBus {
@@ -202,6 +206,7 @@ impl RedisBus {
                 scripts: Scripts::new(),
                 idle_ms,
                 idle_logs: options.retention.idle_logs,
+                log_bytes: options.retention.log_bytes,
             }),
         })
     }

@@ -180,11 +180,12 @@ impl MessageBus for RedisBus {
     ) -> BoxFuture<'a, Result<Cursor>> {
         Box::pin(async move {
             let limit = replay_limit.to_string();
+            let budget = self.inner.log_bytes.to_string();
             let id: String = self
                 .run(
                     &self.inner.scripts.publish,
                     session_id,
-                    &[payload.as_bytes(), limit.as_bytes()],
+                    &[payload.as_bytes(), limit.as_bytes(), budget.as_bytes()],
                 )
                 .await?;
             cursor(&id)

@@ -108,12 +108,15 @@ return 2
 const BEGIN_RUN: &str = r"
 redis.call('DEL', log)
 redis.call('HDEL', meta, 'checkpoint')
-redis.call('HSET', meta, 'run', next_run(), 'seq', 0)
+redis.call('HSET', meta, 'run', next_run(), 'seq', 0, 'bytes', 0)
 keep()
 return 1
 ";
 
-/// `ARGV[6]` payload, `ARGV[7]` replay limit. Returns the cursor.
+/// `ARGV[6]` payload, `ARGV[7]` replay limit, `ARGV[8]` the log's byte
+/// budget. Returns the cursor. The payload bytes the log holds are kept in
+/// `meta` (`bytes`); the oldest entries leave while the log holds more
+/// than `limit` entries or more than the budget, the newest always stays.
 const PUBLISH: &str = r"
 local run = redis.call('HGET', meta, 'run')
 if not run then
@@ -123,10 +126,21 @@ end
 local seq = redis.call('HINCRBY', meta, 'seq', 1)
 local id = run .. '-' .. string.format('%d', seq)
 local limit = tonumber(ARGV[7])
+local budget = tonumber(ARGV[8])
 if limit > 0 then
-  redis.call('XADD', log, 'MAXLEN', limit, id, 'p', ARGV[6])
+  redis.call('XADD', log, id, 'p', ARGV[6])
+  local bytes = redis.call('HINCRBY', meta, 'bytes', #ARGV[6])
+  local len = redis.call('XLEN', log)
+  while len > 1 and (len > limit or bytes > budget) do
+    local first = redis.call('XRANGE', log, '-', '+', 'COUNT', 1)[1]
+    redis.call('XDEL', log, first[1])
+    bytes = redis.call('HINCRBY', meta, 'bytes', -#first[2][2])
+    len = len - 1
+  end
+  if len == 1 then redis.call('HSET', meta, 'bytes', #ARGV[6]) end
 else
   redis.call('DEL', log)
+  redis.call('HSET', meta, 'bytes', 0)
 end
 redis.call('PUBLISH', channel, id .. ' ' .. ARGV[6])
 keep()
