@@ -9,6 +9,7 @@ use super::backends::{Site, storage_tests};
 storage_tests!(
     usage_adds_up_per_session_and_per_user_and_stays_with_its_owner,
     usage_survives_reopening_and_huge_counts_do_not_wrap,
+    adding_to_a_saturated_counter_keeps_it_at_the_maximum_and_readable,
 );
 
 fn spent(input: u64, output: u64, calls: u64) -> UsageCounts {
@@ -92,4 +93,25 @@ async fn usage_survives_reopening_and_huge_counts_do_not_wrap(site: &Site) {
     assert_eq!(s.input_tokens, i64::MAX as u64);
     assert_eq!(s.output_tokens, 5);
     assert_eq!(s.total_tokens(), i64::MAX as u64 + 5);
+}
+
+async fn adding_to_a_saturated_counter_keeps_it_at_the_maximum_and_readable(site: &Site) {
+    let store = site.open().await;
+    let max = i64::MAX as u64;
+    // Twice on one day (the upsert adds to a full counter), once on
+    // another (the window sums two full days).
+    for day in ["2026-12-01", "2026-12-01", "2026-12-02"] {
+        store
+            .add_usage("eve", "s", day, &spent(u64::MAX, 7, u64::MAX))
+            .await
+            .unwrap();
+    }
+    let s = store.session_usage("eve", "s").await.unwrap();
+    assert_eq!((s.input_tokens, s.output_tokens), (max, 21));
+    assert_eq!((s.model_calls, s.runs), (max, 3));
+    let all = store.user_usage("eve", None).await.unwrap();
+    assert_eq!((all.input_tokens, all.output_tokens), (max, 21));
+    assert_eq!(all.model_calls, max);
+    let day = store.user_usage("eve", Some("2026-12-02")).await.unwrap();
+    assert_eq!((day.input_tokens, day.runs), (max, 1));
 }
