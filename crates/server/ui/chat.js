@@ -56,8 +56,12 @@ export class ChatView {
     const controller = new AbortController();
     this.abort = controller;
     let page;
+    let status;
     try {
-      page = await api('GET', `${this.path('/messages')}&limit=200`);
+      [page, { status }] = await Promise.all([
+        api('GET', `${this.path('/messages')}&limit=200`),
+        api('GET', this.path('/status')),
+      ]);
     } catch (e) {
       toast(`Could not load the conversation: ${e.message}`);
       return;
@@ -70,9 +74,13 @@ export class ChatView {
     if (page.has_more) this.list.append(h('div', { class: 'muted center' }, 'Older messages are not shown.'));
     for (const msg of page.messages) this.addMessage(msg);
     this.setRunning(page.is_running);
-    this.restoreAsk();
+    this.restoreAsk(status);
     this.scroll(true);
-    const after = page.event_cursor ? `&${query({ after: page.event_cursor })}` : '';
+    // A reply in progress (or parked) is not in the stored messages yet:
+    // without a cursor the stream starts with what they do not hold. An
+    // idle session follows exactly from the page's cursor.
+    const live = page.is_running || status !== 'idle';
+    const after = page.event_cursor && !live ? `&${query({ after: page.event_cursor })}` : '';
     stream(this.path('/stream') + after, (e) => this.onEvent(e), controller.signal)
       .catch((e) => { if (!controller.signal.aborted) console.warn('stream', e.message); })
       .finally(() => {
@@ -88,8 +96,7 @@ export class ChatView {
 
   /** A parked reply's calls (state `asking`) as the pending confirmation,
    * until the stream's own event replaces it. */
-  restoreAsk() {
-    const status = this.ctx.session.status;
+  restoreAsk(status) {
     if (status !== 'awaiting_permission' || this.pending) return;
     const last = [...this.messages.values()].reverse().find((m) => m.msg.role === 'assistant');
     const asking = last?.msg.content.filter((b) => b.type === 'tool_call' && b.state === 'asking') || [];
@@ -147,8 +154,10 @@ export class ChatView {
       item.el = h('div', { class: 'data' });
       item.render = () => mount(item.el, dataView(item.block));
     } else if (block.type === 'hint') {
-      item.el = h('div', { class: 'hint muted' });
-      item.render = () => { item.el.textContent = hintText(item.block); };
+      // Context the system added (reminders, team messages): collapsed.
+      const text = h('div', { class: 'hint-text' });
+      item.el = h('details', { class: 'hint muted' }, h('summary', {}, item.block.source ? `Note from ${item.block.source}` : 'System note'), text);
+      item.render = () => { text.textContent = hintText(item.block); };
     } else {
       item.el = h('pre', { class: 'unknown' });
       item.render = () => { item.el.textContent = JSON.stringify(item.block, null, 2); };
@@ -271,6 +280,12 @@ export class ChatView {
         break;
       case 'REPLY_END': {
         const entry = this.messages.get(reply);
+        if (!entry && !this.pending) {
+          // A reply that ended between the page and the subscription:
+          // it is stored now, so read the page again.
+          this.open();
+          return;
+        }
         if (entry && e.error && !entry.errorShown) { entry.errorShown = true; this.showError(entry, e.error); }
         if (entry && e.finished_reason === 'interrupted' && !entry.stopShown) {
           entry.stopShown = true;
