@@ -21,7 +21,7 @@ mod team;
 mod tenant;
 mod ui;
 mod usage;
+mod webdriver;
 mod webui;
 mod webui_schema;
-mod webdriver;
 mod workspace_routes;
