@@ -5,12 +5,14 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use crate::listen::{ListenLimits, listen};
 use crate::routes::app;
 use crate::state::AppState;
 
-/// Serves [`app`] on `listener` until `signal` completes, then shuts down
-/// gracefully: running replies are interrupted and persist their state,
-/// open streams end, and in-flight requests finish.
+/// Serves [`app`] on `listener` under `limits` (see [`listen`]) until
+/// `signal` completes, then shuts down gracefully: running replies are
+/// interrupted and persist their state, open streams end, and in-flight
+/// requests finish.
 ///
 /// # Errors
 /// The listener's I/O error.
@@ -21,6 +23,7 @@ use crate::state::AppState;
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
+    limits: ListenLimits,
     signal: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     clear_staging(state.data_dir());
@@ -47,12 +50,11 @@ pub async fn serve(
             tracing::error!("cannot take over background tool calls: {e}");
         }
     });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            signal.await;
-            stopping.shutdown().await;
-        })
-        .await?;
+    let shutdown = async move {
+        signal.await;
+        stopping.shutdown().await;
+    };
+    listen(listener, router, limits, shutdown).await?;
     sweeper.abort();
     takeover.abort();
     scheduler.abort();

@@ -204,7 +204,52 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "URL")]
     otlp_endpoint: Option<String>,
     #[command(flatten)]
+    listen: ListenArgs,
+    #[command(flatten)]
     log: crate::logging::LogArgs,
+}
+
+/// The listener's limits (see `oxiscope_server::ListenLimits`).
+#[derive(Debug, Args)]
+struct ListenArgs {
+    /// The most connections open at once, from all clients together; one
+    /// more is closed as soon as it is accepted.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: u64,
+    /// The most connections open at once from one client address (behind
+    /// a reverse proxy every client has the proxy's: raise it there).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections_per_ip: u64,
+    /// How long a client may take to send a request's head (from the
+    /// connection's accept, or the first byte of a later request).
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout_secs: u64,
+    /// How long a kept-alive connection may wait for its next request.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    idle_timeout_secs: u64,
+    /// How long a request may take to be answered (`503` after that);
+    /// session event streams are not bounded, uploads have
+    /// `--upload-timeout-secs`.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    request_timeout_secs: u64,
+    /// How long a knowledge-base document or skill upload may take.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    upload_timeout_secs: u64,
+}
+
+impl ListenArgs {
+    fn limits(&self) -> oxiscope_server::ListenLimits {
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let secs = std::time::Duration::from_secs;
+        oxiscope_server::ListenLimits {
+            max_connections: count(self.max_connections),
+            max_connections_per_ip: count(self.max_connections_per_ip),
+            header_timeout: secs(self.header_timeout_secs),
+            idle_timeout: secs(self.idle_timeout_secs),
+            request_timeout: secs(self.request_timeout_secs),
+            upload_timeout: secs(self.upload_timeout_secs),
+        }
+    }
 }
 
 /// `--agentic-memory`.
@@ -406,6 +451,15 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let policy = tenant_policy(args)?;
+    // Every connection takes a file descriptor: the connection limits, not
+    // a low soft limit, are what turn clients away.
+    match oxiscope_server::raise_open_file_limit() {
+        Ok((before, after)) if before != after => {
+            tracing::info!(?before, ?after, "raised the soft open-file limit");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot raise the soft open-file limit"),
+    }
     let workspace = match args.workspace {
         WorkspaceArg::Sandbox => {
             let config = SandboxConfig {
@@ -565,7 +619,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             }
         });
     }
-    let served = oxiscope_server::serve(listener, state, shutdown_signal()).await;
+    let served =
+        oxiscope_server::serve(listener, state, args.listen.limits(), shutdown_signal()).await;
     if let Some(exporter) = otlp {
         exporter.shutdown().await;
     }
@@ -680,6 +735,28 @@ mod tests {
         std::fs::write(&file, "allowed_mode = [\"default\"]\n").unwrap();
         let err = policy(&["--policy", file.to_str().unwrap()]).unwrap_err();
         assert!(format!("{err:#}").contains("allowed_mode"), "{err:#}");
+    }
+
+    #[test]
+    fn the_listener_flags_default_to_the_library_limits_and_refuse_zero() {
+        let cli = Cli::try_parse_from(["serve"]).unwrap();
+        assert_eq!(
+            cli.serve.listen.limits(),
+            oxiscope_server::ListenLimits::default()
+        );
+        let cli = Cli::try_parse_from([
+            "serve",
+            "--max-connections-per-ip",
+            "3",
+            "--header-timeout-secs",
+            "2",
+        ])
+        .unwrap();
+        let limits = cli.serve.listen.limits();
+        assert_eq!(limits.max_connections_per_ip, 3);
+        assert_eq!(limits.header_timeout, std::time::Duration::from_secs(2));
+        assert!(Cli::try_parse_from(["serve", "--max-connections", "0"]).is_err());
+        assert!(Cli::try_parse_from(["serve", "--idle-timeout-secs", "0"]).is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod knowledge;
 mod knowledge_offline;
 mod knowledge_pgvector;
 mod library;
+mod listen;
 mod memory;
 mod method_not_allowed;
 mod offload;
