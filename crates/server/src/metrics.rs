@@ -87,8 +87,13 @@ pub(crate) struct RunCounts {
     pub(crate) cache_write_tokens: u64,
 }
 
+/// Adds `by`, saturating: a counter fed by what tenants' models report
+/// stops at `u64::MAX` instead of wrapping to a small number.
 fn bump(counter: &AtomicU64, by: u64) {
-    counter.fetch_add(by, Ordering::Relaxed);
+    // The closure always returns `Some`: the update cannot fail.
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+        Some(n.saturating_add(by))
+    });
 }
 
 impl Metrics {
@@ -219,6 +224,11 @@ impl Metrics {
                 bus.events,
             );
             gauge(
+                "oxiscope_bus_retained_bytes",
+                "Payload bytes of the events kept in replay logs.",
+                bus.bytes,
+            );
+            gauge(
                 "oxiscope_bus_queued_inputs",
                 "Inputs waiting in session inboxes.",
                 bus.inputs,
@@ -312,5 +322,24 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
         }
         assert!(!text.contains("oxiscope_bus_"));
+    }
+
+    #[test]
+    fn token_counters_saturate_instead_of_wrapping() {
+        let m = Metrics::default();
+        let huge = RunCounts {
+            model_calls: 1,
+            input_tokens: u64::MAX - 1,
+            ..RunCounts::default()
+        };
+        m.run_finished(Outcome::Completed, Duration::ZERO, &huge);
+        m.run_finished(Outcome::Completed, Duration::ZERO, &huge);
+        let text = m.render(&Gauges {
+            active_runs: 0,
+            bus: None,
+        });
+        let line = format!("oxiscope_tokens_total{{kind=\"input\"}} {}", u64::MAX);
+        assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+        assert!(text.lines().any(|l| l == "oxiscope_model_calls_total 2"));
     }
 }

@@ -1,6 +1,12 @@
 //! Usage accounting and the user token quota: what a run spent is summed
 //! from its events and added to the store after its commit; a chat is
 //! refused while its user is at or over the operator's quota.
+//!
+//! The token counts come from the tenant's own model, so they are not
+//! trusted as they are: each count of one call is capped at
+//! [`MAX_CALL_TOKENS`], and the quota charges every model call at least
+//! [`MIN_QUOTA_TOKENS_PER_CALL`] tokens (see [`charged_tokens`]), so a
+//! model that reports no usage is still stopped.
 
 use std::time::Instant;
 
@@ -12,6 +18,23 @@ use crate::error::{ApiError, ApiResult};
 use crate::metrics::{Outcome, RunCounts};
 use crate::policy::QuotaWindow;
 use crate::state::AppState;
+
+/// The most tokens of each kind one model call is counted for: far above
+/// any real call (the largest context windows hold a few million tokens),
+/// low enough that no sum of them wraps or saturates for ages.
+pub(crate) const MAX_CALL_TOKENS: u64 = 10_000_000;
+
+/// The fewest tokens the quota charges per model call, whatever the model
+/// reports (a real call sends at least its system prompt).
+pub(crate) const MIN_QUOTA_TOKENS_PER_CALL: u64 = 1_000;
+
+/// What the user token quota counts of `used`: its input plus output
+/// tokens, but never less than [`MIN_QUOTA_TOKENS_PER_CALL`] per model
+/// call.
+pub(crate) fn charged_tokens(used: &UsageCounts) -> u64 {
+    used.total_tokens()
+        .max(used.model_calls.saturating_mul(MIN_QUOTA_TOKENS_PER_CALL))
+}
 
 /// Today's date in UTC, the day usage is counted on.
 pub(crate) fn today() -> chrono::NaiveDate {
@@ -52,14 +75,15 @@ impl RunTally {
     pub(crate) fn observe(&mut self, event: &AgentEvent) {
         let c = &mut self.counts;
         match event {
+            // Counted when it starts: a call whose stream breaks (or is
+            // cut off for its size) has no end, but it was made.
+            AgentEvent::ModelCallStart(_) => c.model_calls = c.model_calls.saturating_add(1),
             AgentEvent::ModelCallEnd(end) => {
-                c.model_calls += 1;
-                c.input_tokens = c.input_tokens.saturating_add(end.input_tokens);
-                c.output_tokens = c.output_tokens.saturating_add(end.output_tokens);
-                c.cache_read_tokens = c.cache_read_tokens.saturating_add(end.cache_input_tokens);
-                c.cache_write_tokens = c
-                    .cache_write_tokens
-                    .saturating_add(end.cache_creation_input_tokens);
+                let add = |sum: u64, n: u64| sum.saturating_add(n.min(MAX_CALL_TOKENS));
+                c.input_tokens = add(c.input_tokens, end.input_tokens);
+                c.output_tokens = add(c.output_tokens, end.output_tokens);
+                c.cache_read_tokens = add(c.cache_read_tokens, end.cache_input_tokens);
+                c.cache_write_tokens = add(c.cache_write_tokens, end.cache_creation_input_tokens);
             }
             AgentEvent::ToolResultEnd(_) => c.tool_calls += 1,
             AgentEvent::ReplyEnd(end) => {
@@ -151,7 +175,7 @@ pub(crate) async fn check_quota(state: &AppState, user_id: &str) -> ApiResult<()
         return Ok(());
     };
     let (used, window) = window_usage(state, user_id).await?;
-    let spent = used.total_tokens();
+    let spent = charged_tokens(&used);
     if spent < quota {
         return Ok(());
     }
@@ -181,6 +205,6 @@ pub(crate) async fn user_usage(state: &AppState, user_id: &str) -> ApiResult<Usa
         window: window.as_str().to_owned(),
         window_usage: UsageView::from(&window_used),
         token_quota: quota,
-        remaining_tokens: quota.map(|q| q.saturating_sub(window_used.total_tokens())),
+        remaining_tokens: quota.map(|q| q.saturating_sub(charged_tokens(&window_used))),
     })
 }

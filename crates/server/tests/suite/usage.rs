@@ -119,14 +119,14 @@ async fn two_chats_add_up_in_the_session_list_and_the_callers_usage() {
 async fn a_chat_over_the_token_quota_is_refused_before_the_model_is_called() {
     let h = Harness::start_with_policy(TenantPolicy {
         private_model_endpoints: true,
-        user_token_quota: Some(12),
+        user_token_quota: Some(1500),
         ..TenantPolicy::default()
     })
     .await;
     let s = h.setup("u").await;
-    // Under the quota: the reply runs, and crossing the quota (10 + 2
+    // Under the quota: the reply runs, and crossing the quota (1400 + 100
     // tokens) does not cut it short.
-    h.fake.push(text_answer("within"));
+    h.fake.push(answer("within", 1400, 100, 0));
     chat_to_end(&h, "u", &s, "first").await;
     h.wait_not_running("u", &s).await;
     assert_eq!(h.fake.requests().len(), 1);
@@ -136,18 +136,63 @@ async fn a_chat_over_the_token_quota_is_refused_before_the_model_is_called() {
     assert_eq!(code, 429, "{body}");
     let detail = body["detail"].as_str().unwrap();
     assert!(detail.contains("user_token_quota"), "{detail}");
-    assert!(detail.contains("12 of 12"), "{detail}");
+    assert!(detail.contains("1500 of 1500"), "{detail}");
     assert_eq!(h.fake.requests().len(), 1, "the model was called");
     assert_eq!(h.status("u", &s).await, "idle");
 
     let (_, mine) = h.get("/usage", "u").await;
-    assert_eq!(mine["token_quota"], 12);
+    assert_eq!(mine["token_quota"], 1500);
     assert_eq!(mine["remaining_tokens"], 0);
 
     // The quota is per user: another user still chats.
     let t = h.setup("v").await;
     chat_to_end(&h, "v", &t, "hello").await;
     assert_eq!(h.fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_model_that_reports_no_usage_is_still_stopped_by_the_token_quota() {
+    // Each model call counts at least 1000 tokens against the quota.
+    let h = Harness::start_with_policy(TenantPolicy {
+        private_model_endpoints: true,
+        user_token_quota: Some(2500),
+        ..TenantPolicy::default()
+    })
+    .await;
+    let s = h.setup("u").await;
+    for text in ["one", "two", "three"] {
+        h.fake.push(answer(text, 0, 0, 0));
+        chat_to_end(&h, "u", &s, text).await;
+    }
+    h.fake.push(answer("never sent", 0, 0, 0));
+    let (code, body) = h.chat("u", &s, user_msg("four")).await;
+    assert_eq!(code, 429, "{body}");
+    assert!(
+        body["detail"].as_str().unwrap().contains("3000 of 2500"),
+        "{body}"
+    );
+    assert_eq!(h.fake.requests().len(), 3, "the model was called");
+    let (_, mine) = h.get("/usage", "u").await;
+    // What the model reported is kept as it was; the quota charged more.
+    assert_eq!(mine["total"], usage(0, 0, 0, 3, 3));
+    assert_eq!(mine["remaining_tokens"], 0);
+}
+
+#[tokio::test]
+async fn absurd_reported_usage_is_capped_per_call_and_never_breaks_the_usage_route() {
+    let h = Harness::start().await;
+    let s = h.setup("u").await;
+    let huge = u64::MAX / 2;
+    for text in ["one", "two", "three"] {
+        h.fake.push(answer(text, huge, huge, huge));
+        chat_to_end(&h, "u", &s, text).await;
+    }
+    let (code, mine) = h.get("/usage", "u").await;
+    assert_eq!(code, 200, "{mine}");
+    // Ten million tokens of each kind per call at most.
+    let cap = 10_000_000;
+    assert_eq!(mine["total"], usage(3 * cap, 3 * cap, 3 * cap, 3, 3));
+    assert_eq!(listed_usage(&h, "u", &s).await, mine["total"]);
 }
 
 /// `name{labels}` → value, checking every line is well-formed text
