@@ -18,8 +18,14 @@ use tokio_util::sync::CancellationToken;
 use crate::pyjson::to_python_json;
 use crate::state::AppState;
 
-/// The longest title kept, in characters.
+/// The longest title kept, in characters (so at most 240 bytes, and an
+/// ellipsis).
 const MAX_TITLE_CHARS: usize = 60;
+
+/// The most of the title call's answer read, in bytes: the rest of the
+/// stream is dropped unread (which stops the call), however much the
+/// model would send.
+const MAX_TITLE_ANSWER_BYTES: usize = 1024;
 
 /// How long the title call may take before the excerpt is used.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -132,24 +138,27 @@ async fn model_title(model: &dyn DynChatModel, opening: &str) -> Option<String> 
             .call_boxed(request, CancellationToken::new())
             .await
             .ok()?;
-        let mut text = None;
+        let mut text = String::new();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.ok()?;
-            if chunk.is_last {
-                text = Some(
-                    chunk
-                        .content
-                        .iter()
-                        .filter_map(|b| match b {
-                            ContentBlock::Text(t) => Some(t.text.as_str()),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join(""),
-                );
+            // Deltas carry the answer as it comes; the last chunk repeats
+            // all of it, and is read only when no delta came.
+            if chunk.is_last && !text.is_empty() {
+                break;
+            }
+            for block in &chunk.content {
+                if let ContentBlock::Text(t) = block {
+                    push_within(&mut text, &t.text, MAX_TITLE_ANSWER_BYTES);
+                }
+            }
+            // The title is the first line: once it ended, or the answer
+            // is long enough, nothing more is needed.
+            let first_line_done = text.trim_start().contains('\n');
+            if chunk.is_last || first_line_done || text.len() >= MAX_TITLE_ANSWER_BYTES {
+                break;
             }
         }
-        text
+        Some(text)
     };
     let text = tokio::time::timeout(TITLE_TIMEOUT, call).await.ok()??;
     let title = clean(&text);
@@ -158,8 +167,7 @@ async fn model_title(model: &dyn DynChatModel, opening: &str) -> Option<String> 
 
 /// A title from the message itself: its first line, shortened.
 fn excerpt(opening: &str) -> String {
-    let line = opening.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let title = clean(line);
+    let title = clean(opening);
     if title.is_empty() {
         default_name()
     } else {
@@ -167,10 +175,69 @@ fn excerpt(opening: &str) -> String {
     }
 }
 
-/// One line, no surrounding quotes or spaces, at most [`MAX_TITLE_CHARS`]
-/// characters (cut at a word when one ends near the limit).
+/// Appends `piece` to `text` up to `max` bytes in all, cut at a character
+/// boundary.
+fn push_within(text: &mut String, piece: &str, max: usize) {
+    let room = max.saturating_sub(text.len());
+    let mut end = room.min(piece.len());
+    while !piece.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.push_str(&piece[..end]);
+}
+
+/// Whether `c` must not reach a title: control characters (C0, DEL, C1,
+/// which a terminal may act on) and the invisible formatting characters
+/// that reorder or hide text (bidirectional embeddings, overrides,
+/// isolates and marks, zero-width spaces, line and paragraph separators,
+/// the byte-order mark, interlinear annotations).
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+        )
+}
+
+/// `line` without unsafe characters (white space among them becomes a
+/// space), with runs of white space made one space.
+fn sanitize(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut space = false;
+    for c in line.chars() {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if is_unsafe(c) {
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        out.push(c);
+    }
+    out
+}
+
+/// One line, no surrounding quotes or spaces, no control or bidirectional
+/// formatting characters, at most [`MAX_TITLE_CHARS`] characters (cut at
+/// a word when one ends near the limit).
 fn clean(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(sanitize)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
     let trimmed = line
         .trim()
         .trim_matches(|c: char| c == '"' || c == '\'' || c == '`' || c == '*' || c == '#')
@@ -209,6 +276,44 @@ mod tests {
     fn a_model_title_loses_quotes_and_extra_lines() {
         assert_eq!(clean("\"Listing files\"\nexplanation"), "Listing files");
         assert_eq!(clean("**Rust lifetimes**"), "Rust lifetimes");
+    }
+
+    #[test]
+    fn titles_lose_control_and_bidirectional_formatting_characters() {
+        assert_eq!(
+            clean("\u{1b}[2J\u{1b}]0;pwned\u{7}Deploy\tplan\u{0085}now"),
+            "[2J]0;pwnedDeploy plan now"
+        );
+        assert_eq!(
+            clean("invoice\u{202E}fdp.exe\u{2066}x\u{2069}\u{200F}\u{FEFF}"),
+            "invoicefdp.exex"
+        );
+        assert_eq!(excerpt("\u{1}\u{2}\n\u{202D}Real title"), "Real title");
+        assert_eq!(clean("caf\u{e9} \u{1F600}  ok"), "caf\u{e9} \u{1F600} ok");
+        let title = excerpt(&"\u{9b}".repeat(10_000));
+        assert!(!title.chars().any(is_unsafe), "{title:?}");
+    }
+
+    #[test]
+    fn a_title_is_at_most_sixty_characters_whatever_their_width() {
+        let title = clean(&"\u{1F600}".repeat(1000));
+        assert!(title.chars().count() <= MAX_TITLE_CHARS + 1, "{title}");
+        assert!(
+            title.len() <= 4 * MAX_TITLE_CHARS + 3,
+            "{} bytes",
+            title.len()
+        );
+    }
+
+    #[test]
+    fn the_answer_read_for_a_title_stops_at_its_byte_limit() {
+        let mut text = String::new();
+        push_within(&mut text, &"\u{e9}".repeat(1000), 11);
+        assert_eq!(text, "\u{e9}".repeat(5));
+        push_within(&mut text, "more", 11);
+        assert_eq!(text.len(), 11);
+        push_within(&mut text, "more", 11);
+        assert_eq!(text.len(), 11);
     }
 
     #[test]

@@ -193,6 +193,35 @@ async fn the_session_s_own_model_titles_it_when_configured_to() {
 }
 
 #[tokio::test]
+async fn a_hostile_model_title_loses_its_control_characters_and_its_length() {
+    let h = Harness::start_custom(oxiscope_server::AuthMode::DevHeader, |c| {
+        c.with_session_titles(oxiscope_server::SessionTitles::Model)
+    })
+    .await;
+    let s = h.setup("u").await;
+    let mut sse = h.subscribe("u", &s, None).await;
+    h.fake.push(text_answer("Use ls."));
+    let mut title = OpenAiScript::new().text("\u{202E}Evil\u{1b}[31m\u{7} title ");
+    for _ in 0..64 {
+        title = title.text("x".repeat(1024));
+    }
+    h.fake.push(title.finish("stop").usage(10, 2, 0).response());
+    h.chat("u", &s, user_msg("Name this")).await;
+    sse.until("REPLY_END").await;
+    let custom = sse.until("CUSTOM").await;
+    let name = custom[0]["value"]["name"].as_str().unwrap().to_owned();
+    assert!(name.starts_with("Evil[31m title x"), "{name:?}");
+    assert!(
+        !name
+            .chars()
+            .any(|c| c.is_control() || ('\u{202A}'..='\u{202E}').contains(&c)),
+        "{name:?}"
+    );
+    assert!(name.chars().count() <= 61, "{name:?}");
+    assert_eq!(session_name(&h, &s).await, name);
+}
+
+#[tokio::test]
 async fn no_documented_route_answers_a_bare_not_found() {
     let h = Harness::start().await;
     let s = h.setup("u").await;
