@@ -152,7 +152,7 @@ function renderSessions() {
         h('span', { class: 'session-name' }, name),
         s.status && s.status !== 'idle' ? h('span', { class: `badge state-${s.status}` }, s.status.replace('_', ' ')) : null),
       h('button', { class: 'icon rename', type: 'button', title: 'Rename', 'aria-label': `Rename ${name}`, onclick: () => renameSession(s) }, '✎'),
-      h('button', { class: 'icon delete', type: 'button', title: 'Delete', 'aria-label': `Delete ${name}`, onclick: () => deleteSession(s) }, '🗑'));
+      h('button', { class: 'icon delete', type: 'button', title: 'Delete', 'aria-label': `Delete ${name}`, onclick: () => deleteSession(s) }, '✕'));
   }) : h('li', { class: 'muted' }, state.filter ? 'No session matches.' : 'None yet.'));
 }
 

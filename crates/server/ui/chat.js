@@ -156,7 +156,7 @@ export class ChatView {
     } else if (block.type === 'hint') {
       // Context the system added (reminders, team messages): collapsed.
       const text = h('div', { class: 'hint-text' });
-      item.el = h('details', { class: 'hint muted' }, h('summary', {}, item.block.source ? `Note from ${item.block.source}` : 'System note'), text);
+      item.el = h('details', { class: 'hint muted' }, h('summary', {}, hintLabel(item.block.source)), text);
       item.render = () => { text.textContent = hintText(item.block); };
     } else {
       item.el = h('pre', { class: 'unknown' });
@@ -448,6 +448,17 @@ function ruleText(rule) {
   const tool = rule.tool_name || rule.tool || rule.name || '';
   const content = rule.rule_content ?? rule.content ?? rule.pattern;
   return content ? `${tool}(${content})` : tool || JSON.stringify(rule);
+}
+
+/** A hint's source (a name, or JSON with a `label`) as a short title. */
+function hintLabel(source) {
+  if (!source) return 'System note';
+  let label = source;
+  try {
+    const parsed = JSON.parse(source);
+    if (parsed && typeof parsed === 'object') label = [parsed.label, parsed.sublabel].filter(Boolean).join(' · ') || 'System';
+  } catch { /* a plain name */ }
+  return `Note: ${String(label).slice(0, 60)}`;
 }
 
 function hintText(block) {

@@ -200,9 +200,11 @@ async fn a_person_chats_confirms_a_tool_call_and_reloads_in_the_browser() {
     b.click("#toggle-theme").await;
     b.screenshot("08-dark").await;
     b.set_size(390, 844).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
     b.screenshot("09-phone").await;
     b.click("button.menu").await;
     b.wait_text("#session-list", "hi there").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
     b.screenshot("10-phone-menu").await;
 
     let violations = b.js("return window.oxiscopeViolations;", json!([])).await;
