@@ -25,7 +25,31 @@ impl McpConfig {
             args: args.into_iter().map(Into::into).collect(),
             env: BTreeMap::new(),
             cwd: None,
+            clear_env: false,
+            data_fds: Vec::new(),
         })
+    }
+
+    /// Starts the process (stdio; ignored for HTTP) with no variable of
+    /// this process's environment: only those added with
+    /// [`with_env`](Self::with_env).
+    #[must_use]
+    pub fn with_clean_env(mut self) -> Self {
+        if let Self::Stdio(c) = &mut self {
+            c.clear_env = true;
+        }
+        self
+    }
+
+    /// Gives the process (stdio; ignored for HTTP) a read-only in-memory
+    /// file holding `data` at descriptor `fd` (3 or more): a launcher's
+    /// options kept off its command line.
+    #[must_use]
+    pub fn with_data_fd(mut self, fd: i32, data: Vec<u8>) -> Self {
+        if let Self::Stdio(c) = &mut self {
+            c.data_fds.push((fd, data));
+        }
+        self
     }
 
     /// A streamable-HTTP server at `url`.
@@ -71,10 +95,16 @@ pub struct StdioConfig {
     pub command: String,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment variables (the parent's environment is inherited).
+    /// Extra environment variables (the parent's environment is
+    /// inherited unless `clear_env`).
     pub env: BTreeMap<String, String>,
     /// The working directory; the parent's when `None`.
     pub cwd: Option<PathBuf>,
+    /// Whether the process starts without the parent's environment.
+    pub clear_env: bool,
+    /// Files given to the process at these descriptor numbers, each
+    /// holding the bytes (made anew at every start).
+    pub data_fds: Vec<(i32, Vec<u8>)>,
 }
 
 /// A server reached over streamable HTTP.

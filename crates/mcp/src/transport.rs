@@ -143,19 +143,26 @@ async fn open_stdio(
     startup: Duration,
     handler: Handler,
 ) -> Result<Session> {
+    let spawn_error = |source| Error::Spawn {
+        server: server.to_string(),
+        command: config.command.clone(),
+        source,
+    };
     let mut command = tokio::process::Command::new(&config.command);
+    if config.clear_env {
+        command.env_clear();
+    }
     command.args(&config.args).envs(&config.env);
     if let Some(cwd) = &config.cwd {
         command.current_dir(cwd);
     }
+    for (fd, data) in &config.data_fds {
+        oxiscope_tool::pass_data_fd(&mut command, *fd, data).map_err(spawn_error)?;
+    }
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| Error::Spawn {
-            server: server.to_string(),
-            command: config.command.clone(),
-            source,
-        })?;
+        .map_err(spawn_error)?;
     let tail = Arc::new(Mutex::new(VecDeque::new()));
     let reader =
         stderr.map(|stderr| tokio::spawn(forward_stderr(server.clone(), stderr, tail.clone())));

@@ -337,6 +337,57 @@ async fn a_graceful_shutdown_interrupts_and_persists_the_running_reply() {
     drop(server);
 }
 
+/// As root on Debian, whose `/root` is `0700`: the sandbox user may not
+/// pass through the directories above the data directory, and the first
+/// chat's tool call must still run, confined.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sandboxed_tool_call_works_with_the_data_dir_under_a_private_home() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let top = tempfile::tempdir().unwrap();
+    let home = top.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    for dir in [top.path(), home.as_path()] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let fake = FakeServer::start().await.unwrap();
+    let server = Server::start(&home.join("data"), true);
+    let c = Client::new(&server, dev());
+    let ids = setup(&c, &fake).await;
+    let stream = format!("/sessions/{}/stream?agent_id={}", ids.session, ids.agent);
+    // A read-only command: it runs without asking, in the sandbox.
+    fake.push(
+        OpenAiScript::new()
+            .tool_call(0, "call_1", "Bash")
+            .tool_args(
+                0,
+                json!({"command": "pwd && ls -a /workspace && id -u"}).to_string(),
+            )
+            .finish("tool_calls")
+            .usage(5, 1, 0)
+            .response(),
+    );
+    fake.push(quick_answer("done"));
+    assert_eq!(chat(&c, &ids, user_msg("where am I?")).await, 200);
+    let events = c.stream_until(&stream, "REPLY_END").await;
+    let end = events.last().unwrap();
+    assert!(end.get("error").is_none_or(Value::is_null), "{end}");
+    let page = messages(&c, &ids).await;
+    let text = page.to_string();
+    assert!(text.contains("/workspace"), "{text}");
+    if workspace_args().is_empty() && running_as_root() {
+        // Confined: as root the sandbox runs as another user.
+        assert!(text.contains("65534"), "{text}");
+    }
+    drop(server);
+}
+
+fn running_as_root() -> bool {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_knowledge_base_limits_are_set_on_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -484,9 +535,10 @@ fn the_data_directory_is_absolute_and_private() {
         "{listening}"
     );
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    // 0711 when sandboxes run as another user (root): they pass through,
-    // never list.
-    assert!(matches!(mode(&data), 0o700 | 0o711), "{:o}", mode(&data));
+    // Private to this user even when sandboxes run as another (root):
+    // they reach their workspaces through a mount, not by passing through.
+    assert_eq!(mode(&data), 0o700, "{:o}", mode(&data));
+    assert_eq!(mode(&data.join("workspaces")), 0o700);
     assert_eq!(mode(&data.join("oxiscope.db")), 0o600);
     assert_eq!(mode(&data.join("secret.key")), 0o600);
 }

@@ -27,6 +27,7 @@ pub mod anthropic;
 pub mod chat;
 mod fake_server;
 pub mod fixtures;
+mod leak;
 pub mod ollama;
 mod openai;
 mod script;
@@ -35,6 +36,7 @@ pub mod servers;
 mod skip;
 
 pub use fake_server::{FakeServer, RecordedRequest};
+pub use leak::{PROC_SWEEP, host_env_pairs, leaked_env_pair};
 pub use openai::{
     OPENAI_REQUEST_ID, OpenAiScript, openai_error, openai_invalid_api_key, openai_rate_limited,
 };

@@ -63,7 +63,7 @@ mod toolkit;
 
 pub use backend::{
     ExecBackend, ExecOutput, ExecRequest, FileMeta, GlobMatch, GlobRequest, GrepMode, GrepOpened,
-    GrepOutput, GrepRequest, LocalBackend, run_process, search_glob, search_grep,
+    GrepOutput, GrepRequest, LocalBackend, pass_data_fd, run_process, search_glob, search_grep,
 };
 pub use builtin::{
     Bash, Edit, Glob, Grep, Read, TaskCreate, TaskGet, TaskList, TaskUpdate, Write, builtin_tools,

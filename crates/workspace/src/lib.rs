@@ -54,7 +54,7 @@ pub use local::{LocalWorkspace, LocalWorkspaceBuilder};
 pub use manager::{Isolation, WorkspaceFactory, WorkspaceManager, WorkspaceSpec, user_dir_name};
 pub use sandbox::{
     Limits, SANDBOX_ROOT, SandboxBackend, SandboxConfig, SandboxWorkspace, probe as probe_sandbox,
-    sandbox_user,
+    probe_at as probe_sandbox_at, sandbox_user,
 };
 pub use skill_import::{
     SkillLimits, SkillStage, StagedFile, safe_relative_path, stage_skill_archive, stage_skill_dir,

@@ -482,13 +482,20 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             WorkspaceMode::Local
         }
     };
-    // Sandboxes started by root run as another user, who must pass
-    // through the data directory to reach the workspaces.
-    let other_user = match &workspace {
-        WorkspaceMode::Sandbox(config) => oxiscope_workspace::sandbox_user(config).is_some(),
-        WorkspaceMode::Local => false,
-    };
-    let dir = prepare_data_dir(&data_dir(args.data_dir.as_ref()), other_user)?;
+    let dir = prepare_data_dir(&data_dir(args.data_dir.as_ref()))?;
+    // Once, with a real workspace where the workspaces live: a sandbox
+    // that cannot work there stops the server now, with the reason,
+    // instead of failing every chat.
+    if let WorkspaceMode::Sandbox(config) = &workspace {
+        oxiscope_workspace::probe_sandbox_at(config, &dir.join("workspaces"))
+            .await
+            .with_context(|| {
+                format!(
+                    "oxiscope serve runs every tool in a sandbox, and none works over {}",
+                    dir.join("workspaces").display()
+                )
+            })?;
+    }
     let storage = open_storage(args.database_url.as_deref(), &dir).await?;
     let shared = database_url(args.database_url.as_deref()).is_some_and(|u| is_postgres_url(&u));
     let sealer = load_sealer(args.key_file.as_deref(), &dir, shared)?;
@@ -631,16 +638,17 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
 
 /// The data directory, absolute (relative paths would break the
 /// workspace's link checks once the process changes directory), created
-/// private: `0700`, or `0711` when sandboxes run as another user and must
-/// pass through it to their workspaces (they still cannot list it, and
-/// the files in it are `0600`).
-pub(crate) fn prepare_data_dir(dir: &Path, traversable: bool) -> anyhow::Result<PathBuf> {
+/// private (`0700`, its `workspaces` too).
+pub(crate) fn prepare_data_dir(dir: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let dir = std::fs::canonicalize(dir).with_context(|| format!("resolving {}", dir.display()))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = if traversable { 0o711 } else { 0o700 };
+        // Private, even to the sandbox user: a sandbox started by root
+        // reaches its workspace through a mount made for it, never by
+        // passing through these directories.
+        let mode = 0o700;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode))
             .with_context(|| format!("making {} private", dir.display()))?;
         let workspaces = dir.join("workspaces");

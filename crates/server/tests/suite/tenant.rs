@@ -16,11 +16,17 @@ const DB_CANARY: &str = "BOBS-AGENT-CANARY-91c2";
 const BOB_CANARY: &str = "BOB-PRIVATE-CANARY-55e0";
 
 /// One model turn calling every tool in `calls` (name, arguments).
+///
+/// Call ids are unique across turns: a call whose id repeats one of an
+/// earlier turn of the reply is not a new call, and is dropped (this is
+/// why the shell round of this suite once never ran).
 fn round(calls: &[(&str, Value)]) -> ScriptedResponse {
+    static TURN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let turn = TURN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut script = OpenAiScript::new();
     for (i, (name, args)) in calls.iter().enumerate() {
         script = script
-            .tool_call(i, format!("call_{i}_{name}"), *name)
+            .tool_call(i, format!("call_{turn}_{i}_{name}"), *name)
             .tool_args(i, args.to_string());
     }
     script.finish("tool_calls").usage(10, 5, 0).response()
@@ -129,6 +135,11 @@ async fn a_tenant_that_confirms_everything_reaches_nothing_of_the_server() {
              cat datadir/* root{key} bob/private.txt 2>&1; ls -la {d} 2>&1"
         )}),
     )]));
+    // Round 3b: every process the sandbox can see, and what it holds.
+    h.fake.push(round(&[(
+        "Bash",
+        json!({"command": oxiscope_test_support::PROC_SWEEP}),
+    )]));
     // Round 4: writes outside.
     h.fake.push(round(&[
         ("Write", json!({"file_path": planted, "content": "x"})),
@@ -136,7 +147,7 @@ async fn a_tenant_that_confirms_everything_reaches_nothing_of_the_server() {
         ("Write", json!({"file_path": format!("{d}/planted"), "content": "x"})),
         ("Write", json!({"file_path": "/workspace/root/tmp/planted-link", "content": "x"})),
         ("Write", json!({"file_path": "/workspace/bob/planted", "content": "x"})),
-        ("Edit", json!({"file_path": format!("/workspace/datadir/{KEY_FILE}"), "old_string": KEY_CANARY, "new_string": "owned"})),
+        ("Edit", json!({"file_path": format!("/workspace/datadir/{KEY_FILE}"), "old_string": "MASTERKEY", "new_string": "owned"})),
         ("Bash", json!({"command": format!("echo x > {planted}-bash; touch {d}/planted-bash {}/planted-bash; echo done", bob_dir.display())})),
     ]));
     h.fake.push(text_answer("Done."));
@@ -153,6 +164,29 @@ async fn a_tenant_that_confirms_everything_reaches_nothing_of_the_server() {
         seen.push_str(&request.body_text());
     }
     assert!(seen.contains("planted"), "the attack did not run: {seen}");
+    eprintln!(
+        "DEBUG requests={} pending={}",
+        h.fake.request_count(),
+        h.fake.pending_responses()
+    );
+    for r in h.fake.requests() {
+        let b = r.body_text();
+        eprintln!(
+            "DEBUG REQ len={} tail={}",
+            b.len(),
+            &b[b.len().saturating_sub(300)..]
+        );
+    }
+    assert!(
+        seen.contains("SWEEP-DONE"),
+        "the /proc sweep did not finish: {seen}"
+    );
+    assert!(seen.contains("== /proc/1"), "{seen}");
+    // Nothing of the server's environment (its provider keys, its
+    // database URL...) is visible in any process inside.
+    if let Some(pair) = oxiscope_test_support::leaked_env_pair(&seen) {
+        panic!("the server's {pair:?} reached the tenant");
+    }
     assert!(seen.contains("outside the workspace"), "{seen}");
     for canary in [
         KEY_CANARY,

@@ -19,7 +19,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 pub use local::LocalBackend;
-pub use process::run_process;
+pub use process::{pass_data_fd, run_process};
 pub use search::{GrepOpened, glob as search_glob, grep as search_grep};
 
 /// What a backend knows about a path.

@@ -57,6 +57,48 @@ enum Ending {
     Cancelled,
 }
 
+/// Gives the child of `command` a read-only file holding `data` at
+/// descriptor `child_fd` (3 or more), and nothing else of this process:
+/// the file exists in memory only, and no other child sees it (it is
+/// inherited through a mapping made in the child alone, not by clearing
+/// close-on-exec here, which would race with other spawns).
+///
+/// What a launcher reads its options from (`bwrap --args 3`), so they are
+/// not on its command line, where every process of the machine, and of
+/// the sandbox, could read them.
+///
+/// # Errors
+///
+/// The in-memory file could not be made or written; `child_fd` is below 3.
+pub fn pass_data_fd(
+    command: &mut tokio::process::Command,
+    child_fd: i32,
+    data: &[u8],
+) -> io::Result<()> {
+    use command_fds::{CommandFdExt as _, FdMapping};
+    use std::io::{Seek as _, Write as _};
+
+    if child_fd < 3 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("descriptor {child_fd} is one of stdin, stdout or stderr"),
+        ));
+    }
+    let fd =
+        nix::sys::memfd::memfd_create(c"oxiscope-launch", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
+            .map_err(io::Error::from)?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(data)?;
+    file.rewind()?;
+    command
+        .fd_mappings(vec![FdMapping {
+            parent_fd: file.into(),
+            child_fd,
+        }])
+        .map(drop)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))
+}
+
 /// Runs a prepared `command` in a new process group, keeping the first
 /// `max_output` bytes of its stdout and stderr (interleaved as they arrive).
 ///

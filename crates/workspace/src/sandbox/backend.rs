@@ -155,14 +155,15 @@ impl ExecBackend for SandboxBackend {
                     format!("{} is not a directory", cwd.display()),
                 ));
             }
-            let (program, args) = self.launch.command(
-                &cwd,
-                &BTreeMap::new(),
-                "/bin/bash",
-                &["-c".to_owned(), request.command],
-            );
-            let mut command = tokio::process::Command::new(program);
-            command.args(args);
+            let command = self
+                .launch
+                .spawn(
+                    &cwd,
+                    &BTreeMap::new(),
+                    "/bin/bash",
+                    &["-c".to_owned(), request.command],
+                )
+                .command()?;
             oxiscope_tool::run_process(command, request.timeout, request.max_output, cancel).await
         }
         .boxed()

@@ -39,51 +39,164 @@ const NET_FILES: [&str; 3] = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.c
 /// The search path inside.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-fn push(args: &mut Vec<OsString>, items: &[&str]) {
-    args.extend(items.iter().map(OsString::from));
+/// The descriptor the sandbox launcher reads its options from
+/// (`bwrap --args 3`): they hold host paths and the caller's variables,
+/// which stay off every command line a process could read.
+pub(crate) const OPTIONS_FD: i32 = 3;
+
+/// Where, in the root launcher's private mount namespace, the workspace
+/// directory is mounted for the unprivileged sandbox to find it: a path
+/// every user may pass through, whatever the modes above the data
+/// directory (the sandbox's own `/dev` hides it inside).
+const PORTAL: &str = "/dev/shm";
+
+/// The prefix under which a caller's variables cross the limit-setting
+/// shell: inert for it, they are restored under their own names only for
+/// the program it starts.
+const ENV_PREFIX: &str = "OXISCOPE_ENV_";
+
+/// One sandboxed process, ready to start: the launcher program, its
+/// command line, and the options it reads from [`OPTIONS_FD`].
+#[derive(Debug, Clone)]
+pub(crate) struct Spawn {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<OsString>,
+    /// NUL-separated `bwrap` options.
+    pub(crate) options: Vec<u8>,
 }
 
-/// The arguments of `bwrap` that run `program args...` in the sandbox of
-/// the workspace at `host_root`, in `cwd` (a path inside, under
-/// [`SANDBOX_ROOT`]), with `env` added to the sandbox's own environment.
-pub(crate) fn command_args(
+impl Spawn {
+    /// A command that starts the sandbox with an empty environment: the
+    /// launcher (and the sandbox's init process, a fork of it that every
+    /// sandboxed process can read) carries nothing of this process's.
+    pub(crate) fn command(&self) -> std::io::Result<tokio::process::Command> {
+        let mut command = tokio::process::Command::new(&self.program);
+        command.env_clear().args(&self.args).current_dir("/");
+        oxiscope_tool::pass_data_fd(&mut command, OPTIONS_FD, &self.options)?;
+        Ok(command)
+    }
+
+    /// The same, as an MCP stdio server started (and restarted) so.
+    pub(crate) fn mcp(self) -> oxiscope_mcp::McpConfig {
+        oxiscope_mcp::McpConfig::stdio(
+            self.program.to_string_lossy().into_owned(),
+            self.args
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned()),
+        )
+        .with_clean_env()
+        .with_cwd("/")
+        .with_data_fd(OPTIONS_FD, self.options)
+    }
+}
+
+/// How the sandbox is entered: directly (`bwrap`), or, when this process
+/// runs as root, through a root `bwrap` that only mounts the workspace at
+/// [`PORTAL`] in a private mount namespace, then `setpriv` dropping to the
+/// sandbox user, then the unprivileged `bwrap`.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub(crate) bwrap: PathBuf,
+    /// `setpriv` and the user and group to drop to, when root.
+    pub(crate) drop_to: Option<(PathBuf, u32, u32)>,
+}
+
+impl Entry {
+    /// Runs `program args...` in `cwd` (inside, under [`SANDBOX_ROOT`]) in
+    /// the sandbox of the workspace at `host_root`, with `env` added to
+    /// the sandbox's own environment for `program` alone.
+    pub(crate) fn spawn(
+        &self,
+        config: &SandboxConfig,
+        host_root: &Path,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        program: &str,
+        program_args: &[String],
+    ) -> Spawn {
+        let source = if self.drop_to.is_some() {
+            Path::new(PORTAL)
+        } else {
+            host_root
+        };
+        let options = options(config, source, cwd, env);
+        let mut args: Vec<OsString> = Vec::with_capacity(24 + program_args.len());
+        let program_path = match &self.drop_to {
+            Some((setpriv, uid, gid)) => {
+                args.extend(
+                    ["--dev-bind", "/", "/", "--bind"]
+                        .into_iter()
+                        .map(OsString::from),
+                );
+                args.push(host_root.as_os_str().to_owned());
+                args.push(PORTAL.into());
+                args.push("--die-with-parent".into());
+                args.push("--".into());
+                args.push(setpriv.as_os_str().to_owned());
+                args.push(format!("--reuid={uid}").into());
+                args.push(format!("--regid={gid}").into());
+                args.push("--clear-groups".into());
+                args.push("--".into());
+                args.push(self.bwrap.as_os_str().to_owned());
+                self.bwrap.clone()
+            }
+            None => self.bwrap.clone(),
+        };
+        args.push("--args".into());
+        args.push(OPTIONS_FD.to_string().into());
+        args.push("--".into());
+        args.push("/bin/bash".into());
+        args.push("-c".into());
+        args.push(config.limits.shell_prelude(!env.is_empty()).into());
+        args.push(SHELL_NAME.into());
+        args.push(program.into());
+        args.extend(program_args.iter().map(OsString::from));
+        Spawn {
+            program: program_path,
+            args,
+            options,
+        }
+    }
+}
+
+/// The `bwrap` options (NUL-separated) of a sandbox over `source`
+/// (mounted at [`SANDBOX_ROOT`]), started in `cwd`, whose program gets
+/// `env` besides the sandbox's own variables.
+fn options(
     config: &SandboxConfig,
-    host_root: &Path,
+    source: &Path,
     cwd: &Path,
     env: &BTreeMap<String, String>,
-    program: &str,
-    program_args: &[String],
-) -> Vec<OsString> {
-    let mut args: Vec<OsString> = Vec::with_capacity(64);
-    push(
-        &mut args,
-        &[
-            "--unshare-user",
-            "--unshare-ipc",
-            "--unshare-pid",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--die-with-parent",
-            "--new-session",
-            // No namespaces inside: nothing to hoard, no nested root.
-            "--disable-userns",
-            "--assert-userns-disabled",
-            "--hostname",
-            "sandbox",
-        ],
-    );
+) -> Vec<u8> {
+    let mut o = Options(Vec::with_capacity(2048));
+    o.all(&[
+        "--unshare-user",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        // No namespaces inside: nothing to hoard, no nested root.
+        "--disable-userns",
+        "--assert-userns-disabled",
+        "--hostname",
+        "sandbox",
+    ]);
     if !config.network {
-        args.push("--unshare-net".into());
+        o.all(&["--unshare-net"]);
     }
-    push(&mut args, &["--ro-bind", "/usr", "/usr"]);
+    o.all(&["--ro-bind", "/usr", "/usr"]);
     for dir in SYSTEM_DIRS {
         match std::fs::symlink_metadata(dir) {
             Ok(meta) if meta.is_symlink() => {
                 if let Ok(target) = std::fs::read_link(dir) {
-                    args.extend(["--symlink".into(), target.into_os_string(), dir.into()]);
+                    o.all(&["--symlink"]);
+                    o.put(target.as_os_str());
+                    o.all(&[dir]);
                 }
             }
-            Ok(meta) if meta.is_dir() => push(&mut args, &["--ro-bind", dir, dir]),
+            Ok(meta) if meta.is_dir() => o.all(&["--ro-bind", dir, dir]),
             _ => {}
         }
     }
@@ -91,34 +204,26 @@ pub(crate) fn command_args(
         .iter()
         .chain(if config.network { &NET_FILES[..] } else { &[] });
     for file in etc {
-        push(&mut args, &["--ro-bind-try", file, file]);
+        o.all(&["--ro-bind-try", file, file]);
     }
     // Memory-backed directories are sized: a tenant cannot fill the
     // host's memory through them.
     let tmp = config.limits.tmpfs_size.to_string();
-    push(
-        &mut args,
-        &[
-            "--proc", "/proc", "--dev", "/dev", "--size", &tmp, "--tmpfs", "/tmp", "--size", &tmp,
-            "--tmpfs", "/dev/shm",
-        ],
-    );
+    o.all(&[
+        "--proc", "/proc", "--dev", "/dev", "--size", &tmp, "--tmpfs", "/tmp", "--size", &tmp,
+        "--tmpfs", "/dev/shm",
+    ]);
     // After the tmpfs mounts, so a path under /tmp stays visible.
     for extra in &config.ro_binds {
-        args.extend([
-            "--ro-bind-try".into(),
-            extra.clone().into_os_string(),
-            extra.clone().into_os_string(),
-        ]);
+        o.all(&["--ro-bind-try"]);
+        o.put(extra.as_os_str());
+        o.put(extra.as_os_str());
     }
-    args.extend([
-        "--bind".into(),
-        host_root.as_os_str().to_owned(),
-        SANDBOX_ROOT.into(),
-        "--chdir".into(),
-        cwd.as_os_str().to_owned(),
-        "--clearenv".into(),
-    ]);
+    o.all(&["--bind"]);
+    o.put(source.as_os_str());
+    o.all(&[SANDBOX_ROOT, "--chdir"]);
+    o.put(cwd.as_os_str());
+    o.all(&["--clearenv"]);
     let mut vars: BTreeMap<&str, &str> = BTreeMap::new();
     vars.insert("PATH", PATH);
     vars.insert("HOME", SANDBOX_ROOT);
@@ -128,25 +233,60 @@ pub(crate) fn command_args(
         vars.insert(k, v);
     }
     for (k, v) in vars {
-        push(&mut args, &["--setenv", k, v]);
+        o.all(&["--setenv", k, v]);
     }
-    // The limits are set first, by a shell that sees only the variables
-    // above; what the caller adds (an MCP declaration's `env`, which a
-    // tenant writes) is applied after them by `env`, so it cannot reach
-    // the shell (`BASH_ENV`, `BASH_FUNC_*`, `LD_PRELOAD`...).
-    args.push("--".into());
-    args.push("/bin/bash".into());
-    args.push("-c".into());
-    args.push(config.limits.shell_prelude().into());
-    args.push(SHELL_NAME.into());
-    if !env.is_empty() {
-        args.push("/usr/bin/env".into());
-        args.push("--".into());
-        args.extend(env.iter().map(|(k, v)| OsString::from(format!("{k}={v}"))));
+    // What the caller adds (an MCP declaration's `env`, which a tenant
+    // writes) crosses the limit-setting shell under a prefix, so it
+    // cannot reach the shell (`BASH_ENV`, `LD_PRELOAD`...); the shell
+    // hands it to the program under its own name.
+    for (k, v) in env {
+        o.all(&["--setenv", &format!("{ENV_PREFIX}{k}"), v]);
     }
-    args.push(program.into());
-    args.extend(program_args.iter().map(OsString::from));
-    args
+    o.0
+}
+
+/// NUL-separated options.
+struct Options(Vec<u8>);
+
+impl Options {
+    fn put(&mut self, item: &std::ffi::OsStr) {
+        self.0.extend_from_slice(item.as_encoded_bytes());
+        self.0.push(0);
+    }
+
+    fn all(&mut self, items: &[&str]) {
+        for item in items {
+            self.put(item.as_ref());
+        }
+    }
+}
+
+/// How sandboxes made with `config` are entered by this process, with
+/// `bwrap` at `program`.
+///
+/// # Errors
+/// [`Error::SandboxUnavailable`] when this process runs as root and
+/// `setpriv` is missing.
+pub(crate) fn entry(config: &SandboxConfig, program: PathBuf) -> Result<Entry> {
+    let drop_to = match super::sandbox_user(config) {
+        Some((uid, gid)) => {
+            let setpriv =
+                locate(Path::new("setpriv")).ok_or_else(|| Error::SandboxUnavailable {
+                    reason:
+                        "`setpriv` (util-linux), which drops root before the sandbox starts, was \
+                         not found"
+                            .to_owned(),
+                    hint: "Install util-linux, or run the service as an unprivileged user."
+                        .to_owned(),
+                })?;
+            Some((setpriv, uid, gid))
+        }
+        None => None,
+    };
+    Ok(Entry {
+        bwrap: program,
+        drop_to,
+    })
 }
 
 /// A program: `name` itself when it is a path, else found on `PATH`.
@@ -200,7 +340,8 @@ pub(crate) async fn probe(config: &SandboxConfig) -> Result<PathBuf> {
         return Ok(program);
     }
     let scratch = std::env::temp_dir();
-    let args = command_args(
+    let entry = entry(config, program.clone())?;
+    let spawn = entry.spawn(
         config,
         &scratch,
         Path::new(SANDBOX_ROOT),
@@ -208,8 +349,9 @@ pub(crate) async fn probe(config: &SandboxConfig) -> Result<PathBuf> {
         "true",
         &[],
     );
-    let output = tokio::process::Command::new(&program)
-        .args(&args)
+    let output = spawn
+        .command()
+        .map_err(|e| unavailable(format!("cannot prepare a sandbox: {e}"), "Check /proc."))?
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -244,48 +386,129 @@ pub(crate) async fn probe(config: &SandboxConfig) -> Result<PathBuf> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_callers_environment_is_applied_after_the_limits_never_to_the_shell() {
-        let config = SandboxConfig::default();
+    fn strings(items: impl IntoIterator<Item = OsString>) -> Vec<String> {
+        items
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn options_of(spawn: &Spawn) -> Vec<String> {
+        let text = String::from_utf8(spawn.options.clone()).unwrap();
+        let mut items: Vec<String> = text.split('\0').map(str::to_owned).collect();
+        assert_eq!(items.pop().as_deref(), Some(""), "NUL-terminated");
+        items
+    }
+
+    fn sample(entry: &Entry) -> Spawn {
         let env: BTreeMap<String, String> = [
             ("BASH_ENV".to_owned(), "/workspace/pre.sh".to_owned()),
-            ("MARKER".to_owned(), "x".to_owned()),
+            ("MARKER".to_owned(), "tenant-secret".to_owned()),
         ]
         .into();
-        let args: Vec<String> = command_args(
-            &config,
-            Path::new("/host/ws"),
+        entry.spawn(
+            &SandboxConfig::default(),
+            Path::new("/host/data/ws"),
             Path::new("/workspace"),
             &env,
             "node",
             &["server.js".to_owned()],
         )
-        .into_iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-        let setenv: Vec<&str> = args
+    }
+
+    #[test]
+    fn a_callers_environment_crosses_the_limit_shell_under_a_prefix() {
+        let entry = Entry {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            drop_to: None,
+        };
+        let spawn = sample(&entry);
+        let options = options_of(&spawn);
+        let setenv: Vec<&str> = options
             .windows(2)
             .filter(|w| w[0] == "--setenv")
             .map(|w| w[1].as_str())
             .collect();
-        assert_eq!(setenv, ["HOME", "LANG", "PATH", "TMPDIR"]);
-        let end = args.iter().position(|a| a == "--").unwrap();
-        let tail = &args[end + 1..];
-        assert_eq!(tail[0], "/bin/bash");
-        assert!(tail[2].starts_with("ulimit "), "{}", tail[2]);
         assert_eq!(
-            &tail[4..],
+            setenv,
             [
-                "/usr/bin/env",
-                "--",
-                "BASH_ENV=/workspace/pre.sh",
-                "MARKER=x",
-                "node",
-                "server.js"
+                "HOME",
+                "LANG",
+                "PATH",
+                "TMPDIR",
+                "OXISCOPE_ENV_BASH_ENV",
+                "OXISCOPE_ENV_MARKER"
             ]
         );
-        assert!(args.iter().any(|a| a == "--disable-userns"));
-        assert!(args.iter().any(|a| a == "--unshare-net"));
+        assert!(options.iter().any(|a| a == "--disable-userns"));
+        assert!(options.iter().any(|a| a == "--unshare-net"));
+        let bind = options.iter().position(|a| a == "--bind").unwrap();
+        assert_eq!(options[bind + 1..bind + 3], ["/host/data/ws", "/workspace"]);
+
+        let args = strings(spawn.args);
+        assert_eq!(args[..4], ["--args", "3", "--", "/bin/bash"]);
+        assert!(args[5].starts_with("ulimit "), "{}", args[5]);
+        assert!(args[5].contains("${!OXISCOPE_ENV_@}"), "{}", args[5]);
+        assert_eq!(args[6..], ["oxiscope-sandbox", "node", "server.js"]);
+        // Neither the host path nor the caller's values are on the
+        // command line.
+        let line = args.join(" ");
+        assert!(!line.contains("/host/data"), "{line}");
+        assert!(!line.contains("tenant-secret"), "{line}");
+    }
+
+    #[test]
+    fn root_enters_through_a_portal_and_drops_to_the_sandbox_user() {
+        let entry = Entry {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            drop_to: Some((PathBuf::from("/usr/bin/setpriv"), 65_534, 65_534)),
+        };
+        let spawn = sample(&entry);
+        let args = strings(spawn.args.clone());
+        assert_eq!(
+            args[..16],
+            [
+                "--dev-bind",
+                "/",
+                "/",
+                "--bind",
+                "/host/data/ws",
+                PORTAL,
+                "--die-with-parent",
+                "--",
+                "/usr/bin/setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+                "/usr/bin/bwrap",
+                "--args",
+                "3",
+            ]
+        );
+        let options = options_of(&spawn);
+        let bind = options.iter().position(|a| a == "--bind").unwrap();
+        assert_eq!(options[bind + 1..bind + 3], [PORTAL, "/workspace"]);
+        assert!(!options.iter().any(|a| a.contains("/host/data")));
+    }
+
+    #[test]
+    fn without_a_callers_environment_the_shell_runs_the_program_directly() {
+        let entry = Entry {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            drop_to: None,
+        };
+        let spawn = entry.spawn(
+            &SandboxConfig::default(),
+            Path::new("/h"),
+            Path::new("/workspace"),
+            &BTreeMap::new(),
+            "true",
+            &[],
+        );
+        let args = strings(spawn.args);
+        assert!(args[5].ends_with("exec \"$@\""), "{}", args[5]);
+        assert!(!args[5].contains("OXISCOPE_ENV"), "{}", args[5]);
     }
 
     #[test]

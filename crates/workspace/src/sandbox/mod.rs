@@ -11,7 +11,12 @@
 //!   of its own pid namespace — no data directory, no other workspace, no
 //!   host process;
 //! - an empty environment plus `PATH`, `HOME`, `LANG`, `TMPDIR` and what
-//!   the configuration adds explicitly — never the server's variables;
+//!   the configuration adds explicitly — never the server's variables,
+//!   neither in the command nor in the launcher (`bwrap` and the init
+//!   process it leaves in the sandbox's pid namespace, which every
+//!   sandboxed process can read through `/proc/1`): they start with an
+//!   empty environment, and read their options (host paths, a caller's
+//!   variables) from a descriptor, so no command line shows them;
 //! - no network unless the configuration turns it on;
 //! - limits on CPU seconds, address space, processes, file size and open
 //!   files (a fork bomb or an endless writer fails inside), a wall-clock
@@ -19,7 +24,11 @@
 //!   call;
 //! - when the server runs as root, an unprivileged user
 //!   ([`SandboxConfig::run_as`]), so sandboxed code holds no root-owned
-//!   file or kernel setting.
+//!   file or kernel setting. That user need not pass through the
+//!   directories above the workspace (root's home is `0700`): a root
+//!   `bwrap` first mounts the workspace where anyone may pass, in a mount
+//!   namespace of its own, then `setpriv` drops to the user, who starts
+//!   the unprivileged sandbox from there.
 //!
 //! The built-in file tools do not enter the sandbox: they work on the host
 //! through a [`ConfinedDir`](crate::ConfinedDir), which resolves every
@@ -91,10 +100,18 @@ impl Default for Limits {
 
 impl Limits {
     /// The shell line that sets the limits (soft and hard, so sandboxed
-    /// code cannot raise them) and then runs its arguments.
-    fn shell_prelude(&self) -> String {
+    /// code cannot raise them) and then runs its arguments; `with_env`:
+    /// with the caller's variables, which reach it under a prefix and
+    /// are given back their names for the program alone.
+    fn shell_prelude(&self, with_env: bool) -> String {
+        let run = if with_env {
+            "e=(); for v in ${!OXISCOPE_ENV_@}; do e+=(\"${v#OXISCOPE_ENV_}=${!v}\"); \
+             unset \"$v\"; done; exec /usr/bin/env -- \"${e[@]}\" \"$@\""
+        } else {
+            "exec \"$@\""
+        };
         format!(
-            "ulimit -t {} -v {} -u {} -f {} -n {} -c 0 || exit 126; exec \"$@\"",
+            "ulimit -t {} -v {} -u {} -f {} -n {} -c 0 || exit 126; {run}",
             self.cpu_seconds.max(1),
             (self.address_space / 1024).max(1),
             self.processes.max(1),
@@ -141,36 +158,25 @@ impl Default for SandboxConfig {
     }
 }
 
-/// How a sandboxed command is started: the program (`bwrap`, or `setpriv`
-/// in front of it) and its arguments.
+/// How the commands of one workspace are started.
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
-    program: PathBuf,
-    setpriv: PathBuf,
-    prefix: Vec<String>,
+    entry: bwrap::Entry,
     config: Arc<SandboxConfig>,
     host_root: PathBuf,
 }
 
 impl Launch {
-    /// The program and arguments that run `program args...` in `cwd`
-    /// (inside) with `env`.
-    fn command(
+    /// `program args...` in `cwd` (inside) with `env`.
+    fn spawn(
         &self,
         cwd: &Path,
         env: &BTreeMap<String, String>,
         program: &str,
         args: &[String],
-    ) -> (PathBuf, Vec<std::ffi::OsString>) {
-        let mut all: Vec<std::ffi::OsString> = Vec::new();
-        let bwrap_args =
-            bwrap::command_args(&self.config, &self.host_root, cwd, env, program, args);
-        if self.prefix.is_empty() {
-            return (self.program.clone(), bwrap_args);
-        }
-        all.extend(self.prefix.iter().map(Into::into));
-        all.extend(bwrap_args);
-        (self.setpriv.clone(), all)
+    ) -> bwrap::Spawn {
+        self.entry
+            .spawn(&self.config, &self.host_root, cwd, env, program, args)
     }
 }
 
@@ -222,41 +228,19 @@ impl SandboxWorkspace {
         if let Some(owner) = sandbox_user(&config) {
             state = state.with_owner(owner);
         }
-        let mut setpriv = PathBuf::new();
-        let prefix = match sandbox_user(&config) {
-            Some((uid, gid)) => {
-                reachable_by(&host_root, uid)?;
-                setpriv = bwrap::locate(Path::new("setpriv")).ok_or_else(|| {
-                    Error::SandboxUnavailable {
-                        reason: "`setpriv` (util-linux), which drops root before the sandbox \
-                                 starts, was not found"
-                            .to_owned(),
-                        hint: "Install util-linux, or run the service as an unprivileged user."
-                            .to_owned(),
-                    }
-                })?;
-                std::os::unix::fs::chown(&host_root, Some(uid), Some(gid))
-                    .map_err(|e| Error::io("handing the workspace to the sandbox user", e))?;
-                std::fs::set_permissions(
-                    &host_root,
-                    std::os::unix::fs::PermissionsExt::from_mode(0o700),
-                )
-                .map_err(|e| Error::io("making the workspace private", e))?;
-                vec![
-                    format!("--reuid={uid}"),
-                    format!("--regid={gid}"),
-                    "--clear-groups".to_owned(),
-                    "--".to_owned(),
-                    program.to_string_lossy().into_owned(),
-                ]
-            }
-            None => Vec::new(),
-        };
+        let entry = bwrap::entry(&config, program)?;
+        if let Some((uid, gid)) = sandbox_user(&config) {
+            std::os::unix::fs::chown(&host_root, Some(uid), Some(gid))
+                .map_err(|e| Error::io("handing the workspace to the sandbox user", e))?;
+            std::fs::set_permissions(
+                &host_root,
+                std::os::unix::fs::PermissionsExt::from_mode(0o700),
+            )
+            .map_err(|e| Error::io("making the workspace private", e))?;
+        }
         let config = Arc::new(config);
         let launch = Launch {
-            program,
-            setpriv,
-            prefix,
+            entry,
             config: Arc::clone(&config),
             host_root,
         };
@@ -299,31 +283,6 @@ pub fn sandbox_user(config: &SandboxConfig) -> Option<(u32, u32)> {
         .then(|| config.run_as.unwrap_or((65_534, 65_534)))
 }
 
-/// Checks that user `uid` may pass through every directory above
-/// `host_root` (bubblewrap mounts it as that user).
-fn reachable_by(host_root: &Path, uid: u32) -> Result<()> {
-    use std::os::unix::fs::MetadataExt as _;
-    for dir in host_root.ancestors().skip(1) {
-        let Ok(meta) = std::fs::metadata(dir) else {
-            continue;
-        };
-        let passable = meta.mode() & 0o001 != 0 || (meta.uid() == uid && meta.mode() & 0o100 != 0);
-        if !passable {
-            return Err(Error::SandboxUnavailable {
-                reason: format!(
-                    "the sandbox user {uid} cannot pass through {} (mode {:o})",
-                    dir.display(),
-                    meta.mode() & 0o7777
-                ),
-                hint: "Let others traverse (not list) the directories above the workspaces: \
-                       chmod o+x on each; files in them stay private by their own modes."
-                    .to_owned(),
-            });
-        }
-    }
-    Ok(())
-}
-
 /// Whether bubblewrap can run sandboxes made with `config` here: what
 /// `oxiscope serve` checks at start.
 ///
@@ -331,6 +290,67 @@ fn reachable_by(host_root: &Path, uid: u32) -> Result<()> {
 /// [`Error::SandboxUnavailable`], saying what to install or enable.
 pub async fn probe(config: &SandboxConfig) -> Result<()> {
     bwrap::probe(config).await.map(drop)
+}
+
+/// Whether a real sandbox works over a workspace under `base` (where the
+/// service keeps its workspaces): one is made in a fresh directory there,
+/// as any workspace is, and a command inside writes a file that must
+/// appear on the host. What `oxiscope serve` checks once at start, so a
+/// sandbox that cannot reach its workspace (say, a user who may not pass
+/// through the directories above it) stops the server with the reason,
+/// not the first chat with an error.
+///
+/// # Errors
+/// [`Error::SandboxUnavailable`], saying what failed and what to do.
+pub async fn probe_at(config: &SandboxConfig, base: &Path) -> Result<()> {
+    bwrap::probe(config).await?;
+    let dir = base.join(format!(".sandbox-probe-{}", std::process::id()));
+    let outcome = probe_in(config, &dir).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+async fn probe_in(config: &SandboxConfig, dir: &Path) -> Result<()> {
+    use oxiscope_tool::{ExecBackend as _, ExecRequest};
+
+    let failed = |reason: String| Error::SandboxUnavailable {
+        reason,
+        hint: "Check that bubblewrap can mount the data directory here (as root, the sandbox \
+               runs as the user of `SandboxConfig::run_as`, 65534 by default), or run the \
+               service with `--workspace local` to run tools unconfined."
+            .to_owned(),
+    };
+    let workspace =
+        SandboxWorkspace::create("sandbox-probe", dir, config.clone(), Vec::new(), Vec::new())
+            .await?;
+    let out = workspace
+        .backend
+        .exec(
+            ExecRequest {
+                command: "echo ready > /workspace/probe && cat /workspace/probe".to_owned(),
+                cwd: SANDBOX_ROOT.into(),
+                timeout: std::time::Duration::from_secs(30),
+                max_output: 4096,
+            },
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .map_err(|e| {
+            failed(format!(
+                "a sandbox over {} did not start: {e}",
+                dir.display()
+            ))
+        })?;
+    let on_host = std::fs::read_to_string(dir.join("probe")).unwrap_or_default();
+    if out.exit_code != Some(0) || on_host != "ready\n" {
+        return Err(failed(format!(
+            "a sandbox over {} could not write its workspace (exit {:?}): {}",
+            dir.display(),
+            out.exit_code,
+            String::from_utf8_lossy(&out.output).trim()
+        )));
+    }
+    Ok(())
 }
 
 /// How a declared server starts: stdio inside the sandbox, HTTP from the
@@ -365,16 +385,14 @@ fn mcp_config(launch: &Launch, decl: &McpDeclaration) -> Result<McpConfig> {
                 })?,
                 None => PathBuf::from(SANDBOX_ROOT),
             };
-            let (program, argv) = launch.command(
-                &cwd,
-                env.as_ref().unwrap_or(&BTreeMap::new()),
-                command,
-                args.as_deref().unwrap_or_default(),
-            );
-            Ok(McpConfig::stdio(
-                program.to_string_lossy().into_owned(),
-                argv.into_iter().map(|a| a.to_string_lossy().into_owned()),
-            ))
+            Ok(launch
+                .spawn(
+                    &cwd,
+                    env.as_ref().unwrap_or(&BTreeMap::new()),
+                    command,
+                    args.as_deref().unwrap_or_default(),
+                )
+                .mcp())
         }
         McpServerConfig::Http { .. } if launch.config.network => Ok(decl.host_config()),
         McpServerConfig::Http { .. } => Err(Error::InvalidMcp {

@@ -87,6 +87,87 @@ async fn the_servers_environment_never_reaches_a_command() {
     assert!(env.contains("HOME=/workspace"), "{env}");
 }
 
+/// Fails with what leaked when `seen`, gathered inside a sandbox over
+/// `scratch`, shows anything of this process: a variable of its
+/// environment or the host path of the workspace.
+fn assert_nothing_of_the_host(seen: &str, scratch: &Scratch) {
+    if let Some(pair) = oxiscope_test_support::leaked_env_pair(seen) {
+        panic!("the server's {pair:?} is visible inside:\n{seen}");
+    }
+    let host = scratch.path().display().to_string();
+    // Mount tables name the workspace's directory on its file system;
+    // process environments, command lines and descriptors never may.
+    let outside_mounts: String = seen
+        .lines()
+        .filter(|l| !l.contains("mountinfo"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        !outside_mounts.contains(&host),
+        "the host path {host} is visible inside:\n{seen}"
+    );
+}
+
+#[tokio::test]
+async fn no_process_inside_shows_the_servers_environment_command_line_or_files() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let out = run_for(
+        &*ws.backend(),
+        oxiscope_test_support::PROC_SWEEP,
+        Duration::from_secs(60),
+    )
+    .await;
+    let seen = text(&out);
+    assert!(
+        seen.contains("SWEEP-DONE"),
+        "the sweep did not finish:\n{seen}"
+    );
+    // The launcher's init process is visible and was read.
+    assert!(seen.contains("== /proc/1\n"), "{seen}");
+    assert!(seen.contains("fd /proc/1/fd/0"), "{seen}");
+    assert_nothing_of_the_host(&seen, &scratch);
+}
+
+#[tokio::test]
+async fn an_mcp_server_declared_by_a_tenant_reads_nothing_of_the_server() {
+    let scratch = Scratch::new();
+    let ws = require_sandbox!(scratch);
+    let script = format!(
+        "{{ {} }} > /workspace/mcp-sweep.txt 2>&1",
+        oxiscope_test_support::PROC_SWEEP
+    );
+    let decl: oxiscope_workspace::McpDeclaration = serde_json::from_value(serde_json::json!({
+        "name": "sweep", "is_stateful": true,
+        "mcp_config": {"type": "stdio_mcp", "command": "bash", "args": ["-c", script],
+                       "env": {"TENANT_MARK": "declared-by-the-tenant"}}
+    }))
+    .unwrap();
+    ws.add_mcp(decl, "a", "s").await.unwrap();
+    // Not an MCP server: it fails the handshake, after the sweep.
+    let _ = oxiscope_workspace::assemble_toolkit(&ws, "a", "s").await;
+    let path = scratch.root().join("mcp-sweep.txt");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        let seen = std::fs::read_to_string(&path).unwrap_or_default();
+        if seen.contains("SWEEP-DONE") || Instant::now() > deadline {
+            break seen;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        seen.contains("SWEEP-DONE"),
+        "the sweep did not finish:\n{seen}"
+    );
+    // Its own declared variable reached it...
+    assert!(
+        seen.contains("TENANT_MARK=declared-by-the-tenant"),
+        "{seen}"
+    );
+    // ...and nothing of the server did.
+    assert_nothing_of_the_host(&seen, &scratch);
+}
+
 #[tokio::test]
 async fn nothing_of_the_host_outside_the_workspace_is_visible_or_writable() {
     let scratch = Scratch::new();
@@ -542,7 +623,9 @@ async fn a_declared_environment_cannot_lift_the_limits() {
     let decl = |env: serde_json::Value| -> oxiscope_workspace::McpDeclaration {
         serde_json::from_value(serde_json::json!({
             "name": "x", "is_stateful": true,
-            "mcp_config": {"type": "stdio_mcp", "command": "sh", "env": env}
+            "mcp_config": {"type": "stdio_mcp", "command": "bash",
+                           "args": ["-c", "ulimit -v > /workspace/limit; echo \"$LD_X\" > /workspace/var"],
+                           "env": env}
         }))
         .unwrap()
     };
@@ -555,11 +638,37 @@ async fn a_declared_environment_cannot_lift_the_limits() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("not a plain name"), "{err}");
+    // A startup file that would lift the limits and records which shell
+    // read it: the limit-setting shell is `oxiscope-sandbox`, the
+    // declared program `bash`.
+    std::fs::write(
+        scratch.root().join("pre.sh"),
+        "echo \"$0\" >> /workspace/pre-ran; ulimit -v unlimited 2>/dev/null\n",
+    )
+    .unwrap();
     ws.add_mcp(
-        decl(serde_json::json!({"BASH_ENV": "/workspace/pre.sh"})),
+        decl(serde_json::json!({"BASH_ENV": "/workspace/pre.sh", "LD_X": "given"})),
         "a",
         "s",
     )
     .await
     .unwrap();
+    let _ = oxiscope_workspace::assemble_toolkit(&ws, "a", "s").await;
+    let read = |name: &str| std::fs::read_to_string(scratch.root().join(name)).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while read("var").is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The program got its variables (BASH_ENV was read by it)...
+    assert_eq!(read("var"), "given\n");
+    // (Once per start: the supervisor restarts a server that exits.)
+    let readers = read("pre-ran");
+    assert!(
+        !readers.is_empty() && readers.lines().all(|l| l == "bash"),
+        "BASH_ENV reached another shell: {readers:?}"
+    );
+    // ...but the limits were set before, by a shell that never saw them:
+    // the program's own `ulimit -v unlimited` cannot lift a hard limit.
+    let limit = Limits::default().address_space / 1024;
+    assert_eq!(read("limit"), format!("{limit}\n"));
 }
