@@ -47,12 +47,13 @@ mod policy;
 mod pyjson;
 mod routes;
 mod serve;
+mod served_file;
 mod service;
 mod state;
 mod token;
 
 pub use auth::{AuthMode, UserId, generate_api_key, hash_api_key};
-pub use crypto::{CryptoError, KEY_ENV, KEY_FILE, Sealer};
+pub use crypto::{CryptoError, KEY_ENV, KEY_FILE, Purpose, Sealer};
 pub use error::{ApiError, ApiResult};
 pub use extract::{ApiJson, ApiQuery};
 pub use listen::{ListenLimits, listen, raise_open_file_limit};

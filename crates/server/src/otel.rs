@@ -221,7 +221,10 @@ impl OtlpExporter {
 }
 
 impl SpanExporter for OtlpExporter {
-    fn export(&self, span: SpanData) {
+    fn export(&self, mut span: SpanData) {
+        // Spans of the agent are capped when they end; this holds for any
+        // span handed over, however it was built.
+        span.cap();
         let shared = &self.shared;
         if shared.closed.load(Ordering::Acquire) {
             shared.dropped.fetch_add(1, Ordering::Relaxed);

@@ -74,6 +74,11 @@ pub struct ServerConfig {
     pub knowledge: crate::service::knowledge::KnowledgeSettings,
     /// Where the agents' trace spans go (`None`: no tracing, no cost).
     pub span_exporter: Option<std::sync::Arc<dyn oxiscope_agent::otel::SpanExporter>>,
+    /// Whether a caller's W3C `traceparent` parents the request's span.
+    /// Off by default: a tenant's header would otherwise put the server's
+    /// spans into a trace of its choosing (another tenant's, or the
+    /// operator's); turn it on behind a gateway that sets the header.
+    pub trust_traceparent: bool,
     /// How long a tool call may run before it is moved to the background
     /// and the reply goes on (its result arrives later as a message; see
     /// `service::offload`); zero turns offloading off. 10 s by default.
@@ -117,6 +122,7 @@ impl ServerConfig {
             session_titles: crate::service::SessionTitles::Model,
             download_token_ttl: Duration::from_secs(60),
             span_exporter: None,
+            trust_traceparent: false,
             knowledge: crate::service::knowledge::KnowledgeSettings::default(),
             tool_offload: Duration::from_secs(10),
             team_templates: std::sync::Arc::default(),
@@ -150,6 +156,14 @@ impl ServerConfig {
         exporter: std::sync::Arc<dyn oxiscope_agent::otel::SpanExporter>,
     ) -> Self {
         self.span_exporter = Some(exporter);
+        self
+    }
+
+    /// Lets callers' W3C `traceparent` headers parent the requests' spans
+    /// (see [`ServerConfig::trust_traceparent`]).
+    #[must_use]
+    pub fn with_trust_traceparent(mut self, trust: bool) -> Self {
+        self.trust_traceparent = trust;
         self
     }
 

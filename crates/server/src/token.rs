@@ -1,6 +1,7 @@
-//! Short-lived capability tokens: claims sealed with the server's key
-//! (AES-GCM, so a token can be neither read nor forged), tagged with what
-//! they are for (so one kind never passes for another) and an expiry, in
+//! Short-lived capability tokens: claims sealed with the server's token
+//! key (AES-GCM, so a token can be neither read nor forged; a key of its
+//! own, so no stored secret passes for a token), bound to what they are
+//! for (so one kind never passes for another) and an expiry, in
 //! a URL-safe form that goes into a link as is. Nothing is stored: the
 //! token carries its claims.
 
@@ -9,11 +10,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::crypto::Sealer;
+use crate::crypto::{PREFIX as SEALED_PREFIX, Purpose, Sealer};
 use crate::error::ApiError;
 
-/// The prefix sealed values carry (left out of the token).
-const SEALED_PREFIX: &str = "v1:";
 /// The longest token [`open`] reads.
 const MAX_TOKEN_LEN: usize = 8192;
 
@@ -46,7 +45,7 @@ fn now_millis() -> u64 {
 /// 500 when sealing fails.
 pub(crate) fn mint<T: Serialize>(
     sealer: &Sealer,
-    kind: &str,
+    kind: &'static str,
     claims: &T,
     ttl: Duration,
 ) -> Result<(String, f64), ApiError> {
@@ -55,7 +54,9 @@ pub(crate) fn mint<T: Serialize>(
     let fail = |e: String| ApiError::Internal(format!("a {kind} token: {e}"));
     let plain =
         serde_json::to_vec(&Envelope { kind, exp, claims }).map_err(|e| fail(e.to_string()))?;
-    let sealed = sealer.seal(&plain).map_err(|e| fail(e.to_string()))?;
+    let sealed = sealer
+        .seal(Purpose::Token(kind), &plain)
+        .map_err(|e| fail(e.to_string()))?;
     let body = sealed.strip_prefix(SEALED_PREFIX).unwrap_or(&sealed);
     let token: String = body
         .chars()
@@ -77,7 +78,7 @@ pub(crate) fn mint<T: Serialize>(
 /// 401 for a damaged, forged, expired or other kind of token.
 pub(crate) fn open<T: DeserializeOwned>(
     sealer: &Sealer,
-    kind: &str,
+    kind: &'static str,
     token: &str,
 ) -> Result<T, ApiError> {
     let invalid = || ApiError::Unauthorized("Invalid download token".to_owned());
@@ -100,7 +101,7 @@ pub(crate) fn open<T: DeserializeOwned>(
         body.push('=');
     }
     let plain = sealer
-        .open(&format!("{SEALED_PREFIX}{body}"))
+        .open(Purpose::Token(kind), &format!("{SEALED_PREFIX}{body}"))
         .map_err(|_| invalid())?;
     let opened: Opened<T> = serde_json::from_slice(&plain).map_err(|_| invalid())?;
     if opened.kind != kind {

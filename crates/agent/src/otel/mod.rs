@@ -21,6 +21,6 @@ pub use exporter::{InMemoryExporter, SpanExporter};
 pub use middleware::TracingMiddleware;
 pub use otlp_json::{SCOPE_NAME, encode_export_request};
 pub use span::{
-    AttrValue, Attributes, SpanContext, SpanData, SpanEvent, SpanId, SpanKind, SpanStatus, TraceId,
-    now_unix_nano,
+    AttrValue, Attributes, MAX_ATTRIBUTE_LEN, MAX_LIST_ITEMS, MAX_SPAN_NAME_LEN, SpanContext,
+    SpanData, SpanEvent, SpanId, SpanKind, SpanStatus, TraceId, now_unix_nano,
 };

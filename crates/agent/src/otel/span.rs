@@ -242,6 +242,71 @@ impl From<Vec<String>> for AttrValue {
     }
 }
 
+/// The longest string attribute, event attribute or status description a
+/// span keeps, in bytes: longer ones are cut (at a character boundary)
+/// and end in `…`. Attributes carry what tenants send (names, ids,
+/// content), so no span grows with them.
+pub const MAX_ATTRIBUTE_LEN: usize = 8 * 1024;
+/// The longest span name kept, in bytes (names embed tool and model
+/// names).
+pub const MAX_SPAN_NAME_LEN: usize = 256;
+/// The most items a string-list attribute keeps.
+pub const MAX_LIST_ITEMS: usize = 64;
+
+/// Cuts `s` to at most `max` bytes at a character boundary, marking the
+/// cut with `…`.
+pub(super) fn truncate(s: &mut String, max: usize) {
+    if s.len() <= max {
+        return;
+    }
+    const MARK: &str = "…";
+    let mut end = max.saturating_sub(MARK.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    s.push_str(MARK);
+}
+
+/// Appends `more` to `buf` while `buf` stays within [`MAX_ATTRIBUTE_LEN`]
+/// plus a little, so text gathered for an attribute stays bounded.
+pub(super) fn push_capped(buf: &mut String, more: &str) {
+    let room = (MAX_ATTRIBUTE_LEN + 4).saturating_sub(buf.len());
+    if room == 0 {
+        return;
+    }
+    let mut end = more.len().min(room);
+    while !more.is_char_boundary(end) {
+        end -= 1;
+    }
+    buf.push_str(&more[..end]);
+}
+
+impl AttrValue {
+    /// Cuts strings to [`MAX_ATTRIBUTE_LEN`] and lists to
+    /// [`MAX_LIST_ITEMS`].
+    fn cap(&mut self) {
+        match self {
+            Self::Str(s) => truncate(s, MAX_ATTRIBUTE_LEN),
+            Self::StrList(items) => {
+                items.truncate(MAX_LIST_ITEMS);
+                for item in items {
+                    truncate(item, MAX_ATTRIBUTE_LEN);
+                }
+            }
+            Self::Int(_) | Self::Double(_) | Self::Bool(_) => {}
+        }
+    }
+}
+
+/// Caps every value of `attributes`, and their keys.
+fn cap_attributes(attributes: &mut Attributes) {
+    for (key, value) in attributes {
+        truncate(key, MAX_SPAN_NAME_LEN);
+        value.cap();
+    }
+}
+
 /// Key-value attributes, in the order they were set (a key set twice keeps
 /// its last value, in its first place).
 pub type Attributes = Vec<(String, AttrValue)>;
@@ -311,9 +376,11 @@ impl SpanData {
         }
     }
 
-    /// Sets an attribute, replacing an earlier value of the same key.
+    /// Sets an attribute, replacing an earlier value of the same key; a
+    /// long string is cut to [`MAX_ATTRIBUTE_LEN`].
     pub fn set(&mut self, key: &str, value: impl Into<AttrValue>) {
-        let value = value.into();
+        let mut value = value.into();
+        value.cap();
         match self.attributes.iter_mut().find(|(k, _)| k == key) {
             Some((_, slot)) => *slot = value,
             None => self.attributes.push((key.to_owned(), value)),
@@ -344,9 +411,26 @@ impl SpanData {
         self.status = SpanStatus::Error(description.into());
     }
 
-    /// Closes the span now.
+    /// Closes the span now, and caps its strings ([`Self::cap`]).
     pub fn end(&mut self) {
         self.end_unix_nano = now_unix_nano().max(self.start_unix_nano);
+        self.cap();
+    }
+
+    /// Cuts the name to [`MAX_SPAN_NAME_LEN`], and every string attribute,
+    /// event attribute and the status description to
+    /// [`MAX_ATTRIBUTE_LEN`] (whatever was written to the fields
+    /// directly).
+    pub fn cap(&mut self) {
+        truncate(&mut self.name, MAX_SPAN_NAME_LEN);
+        cap_attributes(&mut self.attributes);
+        if let SpanStatus::Error(description) = &mut self.status {
+            truncate(description, MAX_ATTRIBUTE_LEN);
+        }
+        for event in &mut self.events {
+            truncate(&mut event.name, MAX_SPAN_NAME_LEN);
+            cap_attributes(&mut event.attributes);
+        }
     }
 }
 

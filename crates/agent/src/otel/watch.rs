@@ -11,7 +11,7 @@ use oxiscope_tool::ToolChunk;
 use serde_json::json;
 
 use super::middleware::{Tracer, lock, serde_name};
-use super::span::SpanData;
+use super::span::{SpanData, push_capped};
 
 pub(super) fn model_error_type(e: &ModelError) -> &'static str {
     match e {
@@ -55,7 +55,9 @@ impl ReplyWatch {
                 span.set("gen_ai.usage.input_tokens", self.input_tokens);
                 span.set("gen_ai.usage.output_tokens", self.output_tokens);
             }
-            AgentEvent::TextBlockDelta(e) if self.tracer.content => self.text.push_str(&e.delta),
+            AgentEvent::TextBlockDelta(e) if self.tracer.content => {
+                push_capped(&mut self.text, &e.delta);
+            }
             AgentEvent::RequireUserConfirm(e) => {
                 let ids = e
                     .tool_calls
@@ -198,7 +200,7 @@ impl ToolWatch {
         if wants_text {
             for block in &chunk.content {
                 if let MediaBlock::Text(t) = block {
-                    self.text.push_str(&t.text);
+                    push_capped(&mut self.text, &t.text);
                 }
             }
         }

@@ -514,3 +514,88 @@ fn traceparent_headers_round_trip_and_bad_ones_are_refused() {
         assert_eq!(SpanContext::from_traceparent(bad), None, "{bad}");
     }
 }
+
+/// Every string a span keeps is bounded, whoever chose it: the user's
+/// input, the model's text and tool names, an attribute of the caller's.
+#[tokio::test]
+async fn span_names_and_string_attributes_are_capped() {
+    use oxiscope_agent::otel::{MAX_ATTRIBUTE_LEN, MAX_SPAN_NAME_LEN};
+    let exporter = InMemoryExporter::new();
+    let city = "t".repeat(20_000);
+    let model = scripted(vec![
+        ScriptedTurn::tool_call("c1", "get_weather", format!(r#"{{"city": "{city}"}}"#)),
+        ScriptedTurn::text("ø".repeat(50_000)),
+    ]);
+    let agent = traced_agent(
+        &model,
+        state_allowing_weather(),
+        tracing(&exporter)
+            .with_content(true)
+            .with_attribute("tenant.note", "n".repeat(100_000)),
+    );
+    let _ = collect(agent.reply_stream(user(&"q".repeat(100_000)))).await;
+    let spans = exporter.spans();
+    assert!(spans.len() >= 3, "{spans:?}");
+    let mut checked = 0;
+    for span in &spans {
+        assert!(span.name.len() <= MAX_SPAN_NAME_LEN, "{}", span.name.len());
+        for (key, value) in &span.attributes {
+            if let AttrValue::Str(s) = value {
+                assert!(s.len() <= MAX_ATTRIBUTE_LEN, "{key}: {} bytes", s.len());
+                checked += 1;
+            }
+        }
+        if let SpanStatus::Error(description) = &span.status {
+            assert!(description.len() <= MAX_ATTRIBUTE_LEN);
+        }
+    }
+    assert!(checked > 0);
+    let reply = spans
+        .iter()
+        .find(|s| s.name.starts_with("invoke_agent"))
+        .unwrap();
+    let note = str_attr(reply, "tenant.note").unwrap();
+    assert!(note.starts_with("nnn") && note.ends_with('…'), "{note:.20}");
+    let tool = spans
+        .iter()
+        .find(|s| s.name.starts_with("execute_tool"))
+        .unwrap();
+    assert!(
+        str_attr(tool, "gen_ai.tool.call.arguments")
+            .unwrap()
+            .ends_with('…')
+    );
+}
+
+#[test]
+fn a_span_caps_what_is_written_to_its_fields_when_it_ends() {
+    use oxiscope_agent::otel::{MAX_ATTRIBUTE_LEN, MAX_LIST_ITEMS, MAX_SPAN_NAME_LEN};
+    let mut span = SpanData::start("x".repeat(10_000), SpanKind::Internal, None);
+    span.attributes
+        .push(("direct".to_owned(), AttrValue::Str("é".repeat(10_000))));
+    span.set("list", vec!["l".repeat(10_000); 1000]);
+    span.add_event(
+        "e",
+        vec![("detail".to_owned(), AttrValue::Str("d".repeat(100_000)))],
+    );
+    span.fail("tool_error", "f".repeat(100_000));
+    span.end();
+    assert_eq!(span.name.len(), MAX_SPAN_NAME_LEN);
+    let Some(AttrValue::Str(direct)) = span.attribute("direct") else {
+        panic!()
+    };
+    assert!(direct.len() <= MAX_ATTRIBUTE_LEN && direct.ends_with('…'));
+    let Some(AttrValue::StrList(list)) = span.attribute("list") else {
+        panic!()
+    };
+    assert_eq!(list.len(), MAX_LIST_ITEMS);
+    assert!(list.iter().all(|l| l.len() <= MAX_ATTRIBUTE_LEN));
+    let SpanStatus::Error(description) = &span.status else {
+        panic!()
+    };
+    assert!(description.len() <= MAX_ATTRIBUTE_LEN);
+    let Some((_, AttrValue::Str(detail))) = span.events[0].attributes.first() else {
+        panic!()
+    };
+    assert!(detail.len() <= MAX_ATTRIBUTE_LEN);
+}

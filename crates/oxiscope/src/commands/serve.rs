@@ -203,6 +203,12 @@ pub(crate) struct ServeArgs {
     /// and `OTEL_SERVICE_NAME` apply either way.
     #[arg(long, value_name = "URL")]
     otlp_endpoint: Option<String>,
+    /// Hang each `POST /chat/` span under the caller's W3C `traceparent`
+    /// header. Off by default: tenants are not trusted, and the header
+    /// would put the server's spans into a trace of their choosing; turn it
+    /// on behind a gateway that sets the header itself.
+    #[arg(long)]
+    otlp_trust_traceparent: bool,
     #[command(flatten)]
     listen: ListenArgs,
     #[command(flatten)]
@@ -589,7 +595,9 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let config = match &otlp {
-        Some(exporter) => config.with_span_exporter(exporter.clone()),
+        Some(exporter) => config
+            .with_span_exporter(exporter.clone())
+            .with_trust_traceparent(args.otlp_trust_traceparent),
         None => config,
     };
     let state = AppState::new(

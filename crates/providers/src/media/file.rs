@@ -20,26 +20,7 @@ const NOT_IN_ROOTS: &str = "no file this model may read is there (it is missing,
 /// The bytes of the file `url` names, as `policy` allows; the error is the
 /// reason, for a message naming the URL.
 pub(super) fn read(url: &Url, policy: &MediaPolicy) -> Result<Vec<u8>, String> {
-    let roots = match &policy.file_roots {
-        Some(roots) if roots.is_empty() => {
-            return Err("local files are not read here; send the media inline".to_owned());
-        }
-        Some(roots) => Some(canonical_roots(roots)),
-        None => None,
-    };
-    let path = url
-        .to_file_path()
-        .map_err(|()| "not a local file path".to_owned())?;
-    let real = match &roots {
-        Some(roots) => match std::fs::canonicalize(&path) {
-            Ok(real) if inside(&real, roots) => real,
-            _ => return Err(NOT_IN_ROOTS.to_owned()),
-        },
-        None => std::fs::canonicalize(&path).map_err(|e| e.to_string())?,
-    };
-    // Judge the path before opening it: opening some devices has effects.
-    let meta = std::fs::metadata(&real).map_err(|e| e.to_string())?;
-    ensure_regular(meta.file_type())?;
+    let (real, roots) = judge(url, policy)?;
     let file = OpenOptions::new()
         .read(true)
         .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW).bits())
@@ -66,6 +47,44 @@ pub(super) fn read(url: &Url, policy: &MediaPolicy) -> Result<Vec<u8>, String> {
         return Err(format!("larger than {max} bytes"));
     }
     Ok(data)
+}
+
+/// Whether the file `url` names may be read under `policy` as it is now
+/// (inside the roots, a regular file, within the cap), without opening
+/// it; the error is the reason, as [`read`] gives it.
+pub(super) fn check(url: &Url, policy: &MediaPolicy) -> Result<(), String> {
+    let (real, _) = judge(url, policy)?;
+    let meta = std::fs::metadata(&real).map_err(|e| e.to_string())?;
+    if meta.len() > policy.max_bytes {
+        return Err(format!("larger than {} bytes", policy.max_bytes));
+    }
+    Ok(())
+}
+
+/// The real path of the file `url` names, judged by its path (inside the
+/// roots, a regular file), with the roots resolved.
+fn judge(url: &Url, policy: &MediaPolicy) -> Result<(PathBuf, Option<Vec<PathBuf>>), String> {
+    let roots = match &policy.file_roots {
+        Some(roots) if roots.is_empty() => {
+            return Err("local files are not read here; send the media inline".to_owned());
+        }
+        Some(roots) => Some(canonical_roots(roots)),
+        None => None,
+    };
+    let path = url
+        .to_file_path()
+        .map_err(|()| "not a local file path".to_owned())?;
+    let real = match &roots {
+        Some(roots) => match std::fs::canonicalize(&path) {
+            Ok(real) if inside(&real, roots) => real,
+            _ => return Err(NOT_IN_ROOTS.to_owned()),
+        },
+        None => std::fs::canonicalize(&path).map_err(|e| e.to_string())?,
+    };
+    // Judge the path before opening it: opening some devices has effects.
+    let meta = std::fs::metadata(&real).map_err(|e| e.to_string())?;
+    ensure_regular(meta.file_type())?;
+    Ok((real, roots))
 }
 
 /// The roots with their links resolved; a root that does not exist holds

@@ -97,6 +97,37 @@ impl MediaLoader {
     }
 }
 
+impl MediaPolicy {
+    /// Whether a data block naming `url` can be inlined under this policy,
+    /// as far as can be told without downloading anything: a `file://` URL
+    /// names a file that may be read now (inside the roots, a regular
+    /// file, within the cap), an `http(s)` URL is not refused outright
+    /// (downloads off), `data:` always passes, and other schemes fail. A
+    /// download's address is judged when it is made. The error is the
+    /// reason, for a message naming the URL.
+    ///
+    /// A service checks what a message names before it keeps the message:
+    /// a block the formatter refuses later fails every reply that sends
+    /// it. Blocks (reads the file's metadata).
+    ///
+    /// # Errors
+    /// The reason the block would be refused.
+    pub fn check_url(&self, url: &str) -> Result<(), String> {
+        if url.starts_with("data:") {
+            return Ok(());
+        }
+        let parsed = Url::parse(url).map_err(|e| e.to_string())?;
+        match parsed.scheme() {
+            "file" => super::file::check(&parsed, self),
+            "http" | "https" if self.remote == RemoteMedia::Deny => {
+                Err("media URLs are not downloaded here; send the media inline".to_owned())
+            }
+            "http" | "https" => Ok(()),
+            other => Err(format!("unsupported scheme `{other}`")),
+        }
+    }
+}
+
 fn refused(url: &str, reason: &str) -> ModelError {
     ModelError::InvalidRequest {
         message: format!("cannot inline media from {url}: {reason}"),

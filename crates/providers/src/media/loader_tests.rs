@@ -86,3 +86,37 @@ async fn other_schemes_are_refused_and_data_urls_are_inline() {
         "iVBO"
     );
 }
+
+#[test]
+fn check_url_refuses_what_a_fetch_would_refuse_without_fetching() {
+    let dir = tempfile::tempdir().unwrap();
+    let inside = dir.path().join("cat.png");
+    std::fs::write(&inside, b"png").unwrap();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    let policy = MediaPolicy::default()
+        .with_file_roots(vec![dir.path().to_path_buf()])
+        .with_remote(RemoteMedia::Deny)
+        .with_limits(2, std::time::Duration::from_secs(1));
+    let url = |p: &std::path::Path| format!("file://{}", p.display());
+    assert_eq!(policy.check_url("data:image/png;base64,AAAA"), Ok(()));
+    assert!(
+        policy
+            .check_url(&url(&inside))
+            .unwrap_err()
+            .contains("larger than 2")
+    );
+    let roomy = policy.with_limits(10, std::time::Duration::from_secs(1));
+    assert_eq!(roomy.check_url(&url(&inside)), Ok(()));
+    for refused in [
+        url(outside.path()),
+        url(&dir.path().join("missing.png")),
+        url(dir.path()),
+        "https://example.com/a.png".to_owned(),
+        "s3://bucket/a.png".to_owned(),
+        "not a url".to_owned(),
+    ] {
+        assert!(roomy.check_url(&refused).is_err(), "{refused}");
+    }
+    let downloads = roomy.with_remote(RemoteMedia::PublicOnly);
+    assert_eq!(downloads.check_url("https://example.com/a.png"), Ok(()));
+}

@@ -11,7 +11,8 @@ use crate::auth::UserId;
 use crate::error::ApiResult;
 use crate::extract::ApiJson;
 use crate::service::{
-    ChatInput, RunRequest, agent_state, check_quota, load_session, parse_input, start_run,
+    ChatInput, RunRequest, agent_state, check_media, check_quota, load_session, parse_input,
+    start_run,
 };
 use crate::state::AppState;
 
@@ -19,10 +20,12 @@ use crate::state::AppState;
 /// the session's stream. A resume sent while a run is active is queued for
 /// it; 429 when the session already has `inbox_limit` inputs queued, or
 /// when the caller has spent the operator's token quota (checked before
-/// any model is called).
+/// any model is called); 422 for media the session's models may not read
+/// (checked before anything is stored, so the session stays usable).
 ///
-/// With tracing on, the request is a span (under the caller's W3C
-/// `traceparent` when it sends one) and the run's spans hang under it.
+/// With tracing on, the request is a span and the run's spans hang under
+/// it; under the caller's W3C `traceparent` only when the operator trusts
+/// callers' headers (`ServerConfig::trust_traceparent`), else a new trace.
 pub(super) async fn chat(
     State(state): State<AppState>,
     UserId(user): UserId,
@@ -34,6 +37,7 @@ pub(super) async fn chat(
     };
     let caller = headers
         .get("traceparent")
+        .filter(|_| state.config().trust_traceparent)
         .and_then(|v| v.to_str().ok())
         .and_then(SpanContext::from_traceparent);
     let mut span = SpanData::start("POST /chat/", SpanKind::Server, caller);
@@ -66,6 +70,7 @@ async fn start(
 ) -> ApiResult<Json<ChatTriggerResponse>> {
     let input = parse_input(body.input.clone())?;
     let session = load_session(state, user, &body.session_id, &body.agent_id).await?;
+    check_media(state, &session, &input).await?;
     check_quota(state, user).await?;
     if let ChatInput::Confirm(event) = &input {
         state

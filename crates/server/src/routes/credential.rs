@@ -12,6 +12,7 @@ use crate::api::{
     ListCredentialSchemasResponse, ListCredentialsResponse, UpdateCredentialRequest,
 };
 use crate::auth::UserId;
+use crate::crypto::Purpose;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::state::AppState;
@@ -45,7 +46,7 @@ fn mask(mut input: Value) -> Value {
 pub(crate) fn unseal(state: &AppState, record: &CredentialRecord) -> ApiResult<Credential> {
     let plain = state
         .sealer()
-        .open(&record.sealed)
+        .open(Purpose::Credential, &record.sealed)
         .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))?;
     let value: Value = serde_json::from_slice(&plain)
         .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))?;
@@ -59,7 +60,7 @@ fn seal(state: &AppState, credential: &Credential) -> ApiResult<String> {
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     state
         .sealer()
-        .seal(storage.to_string().as_bytes())
+        .seal(Purpose::Credential, storage.to_string().as_bytes())
         .map_err(|e| ApiError::Internal(e.to_string()))
 }
 

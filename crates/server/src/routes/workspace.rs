@@ -296,18 +296,7 @@ fn file_response(download: service::FileDownload, as_attachment: bool) -> Respon
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(download.len));
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("sandbox; default-src 'none'"),
-    );
-    headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("private, no-cache"),
-    );
+    crate::served_file::sandbox(headers);
     if as_attachment {
         headers.insert(header::CONTENT_DISPOSITION, attachment(&name));
     }

@@ -15,6 +15,39 @@ use crate::error::{ApiError, ApiResult};
 use crate::routes::unseal_credential;
 use crate::state::AppState;
 
+/// What the session's models may read and call: media files from the
+/// session's workspace only; downloads from public addresses only, and
+/// only when the operator allows them; model endpoints at public
+/// addresses only, unless the operator runs models on this machine or a
+/// private network.
+///
+/// # Errors
+/// 500 when the workspace directory cannot be named.
+pub(crate) fn session_media_policy(
+    state: &AppState,
+    session: &SessionRecord,
+) -> ApiResult<MediaPolicy> {
+    let workspace_dir = state
+        .workspaces()
+        .dir(&session.user_id, &session.workspace_id)
+        .map_err(workspace_error)?;
+    let remote = if state.config().policy.remote_media {
+        RemoteMedia::PublicOnly
+    } else {
+        RemoteMedia::Deny
+    };
+    let endpoints = if state.config().policy.private_model_endpoints {
+        Endpoints::Any
+    } else {
+        Endpoints::PublicOnly
+    };
+    Ok(super::models::media_policy(
+        workspace_dir,
+        remote,
+        endpoints,
+    ))
+}
+
 /// Builds the agent that runs `session`, continuing from `agent_state`;
 /// with it, the session's chat model.
 ///
@@ -28,25 +61,7 @@ pub(crate) async fn build_agent(
     agent_state: AgentState,
     trace: Option<oxiscope_agent::otel::SpanContext>,
 ) -> ApiResult<(Agent, Arc<dyn DynChatModel>)> {
-    // Media files come from the session's workspace only; downloads from
-    // public addresses only, and only when the operator allows them.
-    let workspace_dir = state
-        .workspaces()
-        .dir(&session.user_id, &session.workspace_id)
-        .map_err(workspace_error)?;
-    let remote = if state.config().policy.remote_media {
-        RemoteMedia::PublicOnly
-    } else {
-        RemoteMedia::Deny
-    };
-    // Model endpoints at public addresses only, unless the operator runs
-    // models on this machine or a private network.
-    let endpoints = if state.config().policy.private_model_endpoints {
-        Endpoints::Any
-    } else {
-        Endpoints::PublicOnly
-    };
-    let media = super::models::media_policy(workspace_dir, remote, endpoints);
+    let media = session_media_policy(state, session)?;
     let model = session_model(state, session, "chat_model_config", &media)
         .await?
         .ok_or_else(|| {

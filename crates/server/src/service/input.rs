@@ -2,7 +2,11 @@
 //! external result, or nothing; and reading it back from the inbox.
 
 use oxiscope_agent::ReplyInput;
-use oxiscope_message::{ExternalExecutionResultEvent, Msg, UserConfirmResultEvent};
+use oxiscope_message::{
+    ContentBlock, DataSource, ExternalExecutionResultEvent, MediaBlock, Msg, RichContent,
+    UserConfirmResultEvent,
+};
+use oxiscope_storage::SessionRecord;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
@@ -30,6 +34,80 @@ impl ChatInput {
             Self::External(e) => Some(&e.reply_id),
             Self::Msgs(_) | Self::Continue => None,
         }
+    }
+}
+
+impl ChatInput {
+    /// The URLs the data blocks of its messages and tool results name.
+    fn media_urls(&self) -> Vec<String> {
+        fn of_output(output: &RichContent, urls: &mut Vec<String>) {
+            if let RichContent::Blocks(blocks) = output {
+                for block in blocks {
+                    if let MediaBlock::Data(data) = block
+                        && let DataSource::Url(src) = &data.source
+                    {
+                        urls.push(src.url.clone());
+                    }
+                }
+            }
+        }
+        let mut urls = Vec::new();
+        match self {
+            Self::Msgs(msgs) => {
+                for block in msgs.iter().flat_map(|m| &m.content) {
+                    match block {
+                        ContentBlock::Data(data) => {
+                            if let DataSource::Url(src) = &data.source {
+                                urls.push(src.url.clone());
+                            }
+                        }
+                        ContentBlock::ToolResult(result) => of_output(&result.output, &mut urls),
+                        _ => {}
+                    }
+                }
+            }
+            Self::External(event) => {
+                for result in &event.execution_results {
+                    of_output(&result.output, &mut urls);
+                }
+            }
+            Self::Confirm(_) | Self::Continue => {}
+        }
+        urls
+    }
+}
+
+/// Refuses input naming media the session's models may not read (a file
+/// outside the session's workspace, a download when the operator turned
+/// them off): kept, such a block would fail every later reply of the
+/// session, so it is refused before anything is stored.
+///
+/// # Errors
+/// 422 naming the first refused URL and the reason.
+pub(crate) async fn check_media(
+    state: &AppState,
+    session: &SessionRecord,
+    input: &ChatInput,
+) -> ApiResult<()> {
+    let urls = input.media_urls();
+    if urls.is_empty() {
+        return Ok(());
+    }
+    let policy = super::build::session_media_policy(state, session)?;
+    let refused = tokio::task::spawn_blocking(move || {
+        urls.into_iter()
+            .find_map(|url| policy.check_url(&url).err().map(|why| (url, why)))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("checking media: {e}")))?;
+    match refused {
+        None => Ok(()),
+        Some((url, why)) => Err(ApiError::Validation(vec![serde_json::json!({
+            "type": "value_error",
+            "loc": ["body", "input"],
+            "msg": format!("cannot use media from {url}: {why}"),
+            "input": url,
+        })])),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::api::{
     AddFromLibraryResponse, InstallMcpRequest, McpCard, McpView, SkillCard, SkillRecordView,
     SkillView, UpdateMcpRequest, WorkspaceQuery,
 };
+use crate::crypto::Purpose;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -29,14 +30,14 @@ fn seal(state: &AppState, sealed: &SealedMcp) -> ApiResult<String> {
     let text = serde_json::to_string(sealed).map_err(|e| ApiError::Internal(e.to_string()))?;
     state
         .sealer()
-        .seal(text.as_bytes())
+        .seal(Purpose::LibraryMcp, text.as_bytes())
         .map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 fn open(state: &AppState, record: &McpLibraryRecord) -> ApiResult<SealedMcp> {
     let plain = state
         .sealer()
-        .open(&record.sealed)
+        .open(Purpose::LibraryMcp, &record.sealed)
         .map_err(|e| ApiError::Internal(format!("library MCP {}: {e}", record.id)))?;
     serde_json::from_slice(&plain)
         .map_err(|e| ApiError::Internal(format!("library MCP {}: {e}", record.id)))

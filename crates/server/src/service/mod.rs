@@ -26,7 +26,7 @@ mod usage;
 pub(crate) mod workspace;
 
 pub use hub::{HubError, HubSource};
-pub(crate) use input::{ChatInput, parse_input};
+pub(crate) use input::{ChatInput, check_media, parse_input};
 pub use naming::SessionTitles;
 pub(crate) use naming::default_name;
 pub(crate) use run::{RunRequest, forget_session, interrupt, push_inbox, queue, start_run, wake};

@@ -1082,3 +1082,49 @@ async fn one_users_upload_flood_does_not_hold_up_anothers_document() {
         assert_eq!(d["status"], "ready", "{d}");
     }
 }
+
+/// A document a browser opens inline (a PDF, an SVG-free image, text) is
+/// sandboxed like a workspace file, with the caller's identity or a token.
+#[tokio::test]
+async fn documents_served_inline_carry_the_sandboxing_policy() {
+    let h = start().await;
+    let kb = create_kb(&h, "alice", "Nature", DIMENSIONS).await;
+    let (code, body) = upload(&h, "alice", &kb, "sample.pdf", &fixture("sample.pdf"), None).await;
+    assert_eq!(code, 201, "{body}");
+    let id = body["document_id"].as_str().unwrap().to_owned();
+    let doc_path = format!("/knowledge_bases/{kb}/documents/{id}");
+    let (code, token) = h
+        .post(&format!("{doc_path}/download_token"), "alice", json!({}))
+        .await;
+    assert_eq!(code, 200, "{token}");
+    let token = token["token"].as_str().unwrap().to_owned();
+    let as_owner = h
+        .http
+        .get(format!("{}{doc_path}", h.base))
+        .header("x-user-id", "alice")
+        .send()
+        .await
+        .unwrap();
+    let with_token = h
+        .http
+        .get(format!("{}{doc_path}?token={token}", h.base))
+        .send()
+        .await
+        .unwrap();
+    for res in [as_owner, with_token] {
+        assert_eq!(res.status().as_u16(), 200);
+        let headers = res.headers();
+        assert!(
+            headers["content-disposition"]
+                .to_str()
+                .unwrap()
+                .starts_with("inline")
+        );
+        assert_eq!(
+            headers["content-security-policy"],
+            "sandbox; default-src 'none'"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert_eq!(headers["cache-control"], "private, no-cache");
+    }
+}

@@ -346,10 +346,13 @@ async fn a_traced_chat_is_exported_end_to_end() {
 }
 
 #[tokio::test]
-async fn a_callers_traceparent_parents_the_request_and_its_run() {
+async fn a_callers_traceparent_parents_the_request_and_its_run_when_the_operator_trusts_it() {
     let exporter = InMemoryExporter::new();
     let sink: Arc<dyn SpanExporter> = Arc::new(exporter.clone());
-    let h = Harness::start_custom(AuthMode::DevHeader, move |c| c.with_span_exporter(sink)).await;
+    let h = Harness::start_custom(AuthMode::DevHeader, move |c| {
+        c.with_span_exporter(sink).with_trust_traceparent(true)
+    })
+    .await;
     let s = h.setup("u").await;
     h.fake.push(text_answer("Hello"));
     let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -402,4 +405,70 @@ async fn a_callers_traceparent_parents_the_request_and_its_run() {
     let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
     assert_eq!(request.parent_span_id, None);
     assert_ne!(request.context.trace_id, theirs.trace_id);
+}
+
+/// A tenant's `traceparent` would put the server's spans (its user id
+/// among them) into a trace of the tenant's choosing: by default it is
+/// ignored and the request starts a trace of its own.
+#[tokio::test]
+async fn a_callers_traceparent_is_ignored_unless_the_operator_trusts_it() {
+    let exporter = InMemoryExporter::new();
+    let sink: Arc<dyn SpanExporter> = Arc::new(exporter.clone());
+    let h = Harness::start_custom(AuthMode::DevHeader, move |c| c.with_span_exporter(sink)).await;
+    let s = h.setup("u").await;
+    h.fake.push(text_answer("Hello"));
+    let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let body = json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": user_msg("Hi")});
+    let res = h
+        .http
+        .post(format!("{}/chat/", h.base))
+        .header("x-user-id", "u")
+        .header("traceparent", caller)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(h.wait_not_running("u", &s).await, "idle");
+    let spans = wait_for_span(&exporter, "session_run").await;
+    let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
+    let theirs = SpanContext::from_traceparent(caller).unwrap();
+    assert_eq!(request.parent_span_id, None);
+    for span in &spans {
+        assert_ne!(span.context.trace_id, theirs.trace_id);
+    }
+}
+
+/// What a tenant sends lands in span attributes: however long, the
+/// exported span keeps a bounded piece of it.
+#[tokio::test]
+async fn span_attributes_from_a_request_are_capped() {
+    let exporter = InMemoryExporter::new();
+    let sink: Arc<dyn SpanExporter> = Arc::new(exporter.clone());
+    let h = Harness::start_custom(AuthMode::DevHeader, move |c| c.with_span_exporter(sink)).await;
+    let s = h.setup("u").await;
+    let huge = "é".repeat(200_000);
+    let body = json!({"agent_id": huge, "session_id": s.session_id, "input": user_msg("Hi")});
+    let res = h
+        .http
+        .post(format!("{}/chat/", h.base))
+        .header("x-user-id", "u")
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_client_error(), "{}", res.status());
+    let spans = wait_for_span(&exporter, "POST /chat/").await;
+    let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
+    let Some(AttrValue::Str(agent)) = request.attribute("gen_ai.agent.id") else {
+        panic!("no agent id: {request:?}");
+    };
+    assert!(
+        agent.len() <= oxiscope_agent::otel::MAX_ATTRIBUTE_LEN,
+        "{} bytes",
+        agent.len()
+    );
+    assert!(agent.starts_with("éé") && agent.ends_with('…'));
 }

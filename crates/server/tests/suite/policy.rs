@@ -362,3 +362,58 @@ async fn a_reply_past_the_operators_token_budget_is_told_to_answer_without_tools
         "the wrap-up hint: {second}"
     );
 }
+
+/// A user message with one image block naming `url`.
+fn image_msg(url: &str) -> Value {
+    json!({"name": "user", "role": "user", "content": [
+        {"type": "text", "text": "Look"},
+        {"type": "data", "source": {"type": "url", "url": url, "media_type": "image/png"}},
+    ]})
+}
+
+/// Kept, a media block the session's model may not read failed every
+/// later reply of the session: it is refused at the door instead, and
+/// the session goes on.
+#[tokio::test]
+async fn media_the_session_may_not_read_is_refused_before_it_is_stored() {
+    let h = Harness::start_with_policy(TenantPolicy {
+        private_model_endpoints: true,
+        remote_media: false,
+        ..TenantPolicy::default()
+    })
+    .await;
+    let s = h.setup("u").await;
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(outside.path(), b"\x89PNG").unwrap();
+    for url in [
+        format!("file://{}", outside.path().display()),
+        "file:///etc/passwd".to_owned(),
+        "https://example.com/cat.png".to_owned(),
+        "s3://bucket/cat.png".to_owned(),
+    ] {
+        let (code, body) = h.chat("u", &s, image_msg(&url)).await;
+        assert_eq!(code, 422, "{url}: {body}");
+        let msg = body["detail"][0]["msg"].as_str().unwrap();
+        assert!(msg.starts_with("cannot use media from "), "{msg}");
+        assert_eq!(body["detail"][0]["loc"], json!(["body", "input"]));
+    }
+    // As a tool result of an external execution too.
+    let external = json!({"type": "EXTERNAL_EXECUTION_RESULT", "reply_id": "r1",
+        "execution_results": [{"type": "tool_result", "id": "c1", "name": "shot",
+            "output": [{"type": "data", "source": {"type": "url",
+                "url": "file:///etc/hostname", "media_type": "image/png"}}],
+            "state": "success"}]});
+    let (code, body) = h.chat("u", &s, external).await;
+    assert_eq!(code, 422, "{body}");
+
+    // Nothing was kept, and the session answers.
+    assert_eq!(h.messages("u", &s).await["messages"], json!([]));
+    h.fake.push(text_answer("Still here."));
+    let mut sse = h.subscribe("u", &s, None).await;
+    let (code, body) = h
+        .chat("u", &s, image_msg("data:image/png;base64,iVBORw0KGgo="))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let events = sse.until("REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+}

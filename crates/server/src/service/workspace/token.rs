@@ -98,17 +98,60 @@ mod tests {
         assert!(unauthorized(&open_download_token(&sealer, "a b")));
     }
 
+    /// A stored secret whose plain text the tenant chose (a credential
+    /// holding a token's envelope) is no token, sealed either way.
     #[test]
     fn other_sealed_values_are_not_tokens() {
-        let sealer = Sealer::from_key(&[1; 32]);
-        let sealed = sealer
-            .seal(br#"{"user":"u","agent":"a","session":"s","path":"p","exp":99999999999}"#)
+        let key = [1; 32];
+        let sealer = Sealer::from_key(&key);
+        let envelope = format!(
+            r#"{{"kind":"{KIND}","exp":99999999999999,"claims":{{"user":"u","agent":"a","session":"s","path":"p"}}}}"#
+        );
+        let as_token = |sealed: &str| {
+            let body = sealed.split_once(':').unwrap().1;
+            body.replace('+', "-")
+                .replace('/', "_")
+                .trim_end_matches('=')
+                .to_owned()
+        };
+        let credential = sealer
+            .seal(crate::crypto::Purpose::Credential, envelope.as_bytes())
             .unwrap();
-        let token = sealed
-            .trim_start_matches("v1:")
-            .replace('+', "-")
-            .replace('/', "_");
-        let token = token.trim_end_matches('=');
-        assert!(unauthorized(&open_download_token(&sealer, token)));
+        assert!(unauthorized(&open_download_token(
+            &sealer,
+            &as_token(&credential)
+        )));
+        let library = sealer
+            .seal(crate::crypto::Purpose::LibraryMcp, envelope.as_bytes())
+            .unwrap();
+        assert!(unauthorized(&open_download_token(
+            &sealer,
+            &as_token(&library)
+        )));
+        // As the master key sealed credentials before purposes existed.
+        use aes_gcm::aead::{Aead, AeadCore, KeyInit, OsRng};
+        let cipher = aes_gcm::Aes256Gcm::new(aes_gcm::Key::<aes_gcm::Aes256Gcm>::from_slice(&key));
+        let nonce = aes_gcm::Aes256Gcm::generate_nonce(&mut OsRng);
+        let mut raw = nonce.to_vec();
+        raw.extend(cipher.encrypt(&nonce, envelope.as_bytes()).unwrap());
+        use base64::Engine as _;
+        let legacy = format!(
+            "v1:{}",
+            base64::engine::general_purpose::STANDARD.encode(raw)
+        );
+        assert!(unauthorized(&open_download_token(
+            &sealer,
+            &as_token(&legacy)
+        )));
+        // The same envelope minted as a token does open.
+        let minted = sealer
+            .seal(crate::crypto::Purpose::Token(KIND), envelope.as_bytes())
+            .unwrap();
+        assert_eq!(
+            open_download_token(&sealer, &as_token(&minted))
+                .unwrap()
+                .path,
+            "p"
+        );
     }
 }
