@@ -96,6 +96,11 @@ pub struct ServerConfig {
     /// (`oxiscope_agent::ReplyBudgetControlMiddleware`): past it, the model
     /// is told to answer without more tool calls. `None`: no budget.
     pub reply_budget: Option<oxiscope_agent::ReplyBudgetControlMiddleware>,
+    /// The most the session's model may write into one reply (text and
+    /// tool-call arguments, in bytes): past it the reply ends with an
+    /// error. [`oxiscope_agent::ReplyLimits::default`] (4 MiB each) by
+    /// default.
+    pub reply_limits: oxiscope_agent::ReplyLimits,
 }
 
 impl ServerConfig {
@@ -128,6 +133,7 @@ impl ServerConfig {
             team_templates: std::sync::Arc::default(),
             agentic_memory: None,
             reply_budget: None,
+            reply_limits: oxiscope_agent::ReplyLimits::default(),
         }
     }
 

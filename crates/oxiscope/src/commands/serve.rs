@@ -125,6 +125,15 @@ pub(crate) struct ServeArgs {
     /// first).
     #[arg(long, value_name = "N", default_value_t = 4096)]
     replay_limit: usize,
+    /// The most event payload kept per session for late SSE subscribers,
+    /// in MiB, beside `--replay-limit` (the oldest events go first).
+    #[arg(long, value_name = "MIB", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    replay_log_mib: u64,
+    /// The most a session's model may write into one reply, in MiB: that
+    /// much text (and thinking), and that much tool-call arguments. A
+    /// model that goes on is cut off and the reply ends with an error.
+    #[arg(long, value_name = "MIB", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    max_reply_mib: u64,
     /// Inputs that may wait per session while a run is active; one more
     /// is answered 429.
     #[arg(long, value_name = "N", default_value_t = 64)]
@@ -356,20 +365,28 @@ const KEY_FILE_ENV: &str = "OXISCOPE_KEY_FILE";
 const REDIS_URL_ENV: &str = "OXISCOPE_REDIS_URL";
 
 /// The message bus: Redis at `url` (else `OXISCOPE_REDIS_URL`), or the
-/// in-process bus.
-async fn open_bus(url: Option<&str>) -> anyhow::Result<Arc<dyn oxiscope_storage::MessageBus>> {
+/// in-process bus; either keeps replay logs as `retention` says.
+async fn open_bus(
+    url: Option<&str>,
+    retention: oxiscope_storage::Retention,
+) -> anyhow::Result<Arc<dyn oxiscope_storage::MessageBus>> {
     let from_env = std::env::var(REDIS_URL_ENV).ok();
     match url.or(from_env.as_deref()).filter(|u| !u.trim().is_empty()) {
         // The URL may carry a password: the error does not repeat it.
         Some(url) => {
-            let options = oxiscope_storage::RedisBusOptions::default();
+            let options = oxiscope_storage::RedisBusOptions::default().with_retention(retention);
             let bus = oxiscope_storage::RedisBus::connect(url, options)
                 .await
                 .context("connecting to Redis (--redis-url)")?;
             Ok(Arc::new(bus))
         }
-        None => Ok(Arc::new(InMemoryBus::new())),
+        None => Ok(Arc::new(InMemoryBus::with_retention(retention))),
     }
+}
+
+/// MiB as bytes (the flags' ranges keep them far from overflowing).
+fn mib(n: u64) -> usize {
+    usize::try_from(n.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
 }
 
 /// `--database-url`, else `OXISCOPE_DATABASE_URL`, if either is set.
@@ -520,6 +537,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let mut config = ServerConfig::new(&dir);
     config.replay_limit = args.replay_limit;
+    config.reply_limits = oxiscope_agent::ReplyLimits {
+        max_text_bytes: mib(args.max_reply_mib),
+        max_tool_input_bytes: mib(args.max_reply_mib),
+    };
     config.inbox_limit = args.inbox_limit;
     config.lock_ttl = std::time::Duration::from_secs(args.lock_ttl_secs);
     config.takeover_interval = config.lock_ttl / 3;
@@ -602,7 +623,14 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     };
     let state = AppState::new(
         storage,
-        open_bus(args.redis_url.as_deref()).await?,
+        open_bus(
+            args.redis_url.as_deref(),
+            oxiscope_storage::Retention {
+                log_bytes: mib(args.replay_log_mib),
+                ..oxiscope_storage::Retention::default()
+            },
+        )
+        .await?,
         sealer,
         config,
     );

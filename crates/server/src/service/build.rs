@@ -106,6 +106,7 @@ pub(crate) async fn build_agent(
         .await
         .map_err(workspace_error)?;
     let mut builder = Agent::builder(name, Arc::clone(&model))
+        .reply_limits(state.config().reply_limits)
         .react_config(react)
         .context_config(context)
         .state(agent_state);

@@ -417,3 +417,50 @@ async fn a_thousand_sessions_with_queued_inputs_leave_the_bus_as_they_found_it()
     assert_eq!(code, 204, "{body}");
     assert_eq!(bus.retained(), start_level);
 }
+
+#[tokio::test]
+async fn a_model_that_streams_without_end_is_cut_off_and_its_log_stays_within_budget() {
+    let bus = InMemoryBus::with_retention(oxiscope_storage::Retention {
+        log_bytes: 256 * 1024,
+        ..oxiscope_storage::Retention::default()
+    });
+    let h = Harness::start_on_bus(AuthMode::DevHeader, Arc::new(bus.clone()), |mut c| {
+        c.reply_limits = oxiscope_agent::ReplyLimits {
+            max_text_bytes: 64 * 1024,
+            ..oxiscope_agent::ReplyLimits::default()
+        };
+        c
+    })
+    .await;
+    let s = h.setup("u").await;
+    // 2 MiB of answer in 4 KiB deltas.
+    let mut flood = OpenAiScript::new();
+    for _ in 0..512 {
+        flood = flood.text("z".repeat(4096));
+    }
+    h.fake
+        .push(flood.finish("stop").usage(10, 2, 0).response());
+    let mut sse = h.subscribe("u", &s, None).await;
+    let (code, body) = h.chat("u", &s, user_msg("flood")).await;
+    assert_eq!(code, 200, "{body}");
+    let events = sse.until("REPLY_END").await;
+    let end = events.last().unwrap();
+    assert_eq!(end["finished_reason"], "error", "{end}");
+    let message = end["error"]["message"].as_str().unwrap();
+    assert!(message.contains("65536 bytes of text"), "{message}");
+    let streamed: usize = events
+        .iter()
+        .filter(|e| e["type"] == "TEXT_BLOCK_DELTA")
+        .map(|e| e["delta"].as_str().map_or(0, str::len))
+        .sum();
+    assert!(streamed > 0 && streamed <= 64 * 1024, "{streamed} bytes streamed");
+    assert!(bus.retained().bytes <= 256 * 1024 + 8192, "{:?}", bus.retained());
+    h.wait_not_running("u", &s).await;
+
+    // The session is still usable.
+    h.fake.push(text_answer("fine"));
+    let (code, body) = h.chat("u", &s, user_msg("again")).await;
+    assert_eq!(code, 200, "{body}");
+    let events = sse.until("REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+}
