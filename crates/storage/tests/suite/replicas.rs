@@ -1,7 +1,7 @@
 //! Several stores on one database (service replicas), and what every
 //! backend must keep exactly.
 
-use oxiscope_storage::{Error, PostgresStorage, SessionRecord, new_id, now};
+use oxiscope_storage::{Error, PostgresStorage, SessionRecord, Storage as _, new_id, now};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -122,8 +122,41 @@ async fn postgres_replicas_starting_together_migrate_once() {
             tokio::spawn(async move { PostgresStorage::connect(&url).await })
         })
         .collect();
+    let mut stores = Vec::new();
     for start in starts {
-        let store = start.await.unwrap().unwrap();
+        stores.push(start.await.unwrap().unwrap());
+    }
+    // Each migration is recorded once, and all of them by one
+    // transaction: one replica migrated, the others found it done.
+    use sqlx::Connection as _;
+    let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version")
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+    let expected: Vec<i64> = (1..=i64::try_from(versions.len()).unwrap()).collect();
+    assert!(versions.len() >= 9, "{versions:?}");
+    assert_eq!(versions, expected);
+    let writers: i64 =
+        sqlx::query_scalar("SELECT count(DISTINCT xmin::text) FROM schema_migrations")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+    assert_eq!(
+        writers, 1,
+        "the migrations were applied by {writers} transactions"
+    );
+    // And every replica works on the one schema.
+    let s = session("u");
+    stores[0].create_session(&s).await.unwrap();
+    for store in &stores {
+        assert_eq!(
+            store.get_session("u", &s.id).await.unwrap().unwrap().id,
+            s.id
+        );
+    }
+    for store in stores {
         store.close().await;
     }
 }
