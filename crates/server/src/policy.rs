@@ -57,6 +57,16 @@ pub struct TenantPolicy {
     /// (`min_schedule_interval_secs`, default 60); a rule that fires more
     /// often is refused with a `422`.
     pub min_schedule_interval_secs: u64,
+    /// The most chats one user may have running at once, across all of
+    /// the user's sessions and every replica (`max_concurrent_runs_per_user`,
+    /// default 16): a chat past it is answered `429` naming the setting.
+    /// Runs started by queued inputs (team messages, schedules, background
+    /// results) count while they run but are not refused.
+    pub max_concurrent_runs_per_user: usize,
+    /// The most sessions one user may keep (`max_sessions_per_user`,
+    /// default 1000), made through the API, by a schedule or for a team
+    /// member; one more is refused with a `429` naming the setting.
+    pub max_sessions_per_user: usize,
 }
 
 /// The period a user token quota counts over.
@@ -113,7 +123,8 @@ impl std::str::FromStr for QuotaWindow {
 impl Default for TenantPolicy {
     /// Every mode but `bypass`, 4 rules per confirmed call, remote media
     /// allowed, model endpoints at public addresses only, no token quota,
-    /// 100 schedules per user, 8 members per team.
+    /// 100 schedules per user, 8 members per team, 16 chats running at
+    /// once and 1000 sessions per user.
     fn default() -> Self {
         Self {
             allowed_modes: PermissionMode::ALL
@@ -128,6 +139,8 @@ impl Default for TenantPolicy {
             max_schedules_per_user: 100,
             max_team_members: 8,
             min_schedule_interval_secs: 60,
+            max_concurrent_runs_per_user: 16,
+            max_sessions_per_user: 1000,
         }
     }
 }

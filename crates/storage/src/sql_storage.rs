@@ -143,6 +143,10 @@ macro_rules! impl_storage {
                     Box::pin(self.session_list(user_id, agent_id))
                 }
 
+                fn count_sessions<'a>(&'a self, user_id: &'a str) -> BoxFuture<'a, Result<u64>> {
+                    Box::pin(self.session_count(user_id))
+                }
+
                 fn update_session_config<'a>(
                     &'a self,
                     user_id: &'a str,

@@ -140,6 +140,11 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         user_id: &'a str,
         agent_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<SessionRecord>>>;
+    /// How many sessions the user keeps, with every agent.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn count_sessions<'a>(&'a self, user_id: &'a str) -> BoxFuture<'a, Result<u64>>;
     /// Replaces a session's config and `updated_at` (not its state).
     ///
     /// # Errors

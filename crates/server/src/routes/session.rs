@@ -156,6 +156,7 @@ pub(super) async fn create(
                     .map_err(|e| ApiError::Internal(e.to_string()))?,
                 revision: 0,
             };
+            crate::service::check_session_cap(&state, &user).await?;
             match storage.create_session(&record).await {
                 Ok(()) => {
                     return Ok((

@@ -14,6 +14,7 @@ pub(crate) mod models;
 mod naming;
 pub(crate) mod offload;
 mod run;
+mod run_slots;
 pub(crate) mod schedule;
 mod schedule_tools;
 pub(crate) mod scheduler;
@@ -30,7 +31,9 @@ pub(crate) use input::{ChatInput, check_media, parse_input};
 pub use naming::SessionTitles;
 pub(crate) use naming::default_name;
 pub(crate) use run::{RunRequest, forget_session, interrupt, push_inbox, queue, start_run, wake};
-pub(crate) use sessions::{agent_state, load_session, session_status, session_view};
+pub(crate) use sessions::{
+    agent_state, check_session_cap, load_session, session_status, session_view,
+};
 pub(crate) use usage::{check_quota, user_usage};
 
 /// Runs `tick` every `every` (at least 50 ms apart) until the server shuts

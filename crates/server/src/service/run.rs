@@ -25,6 +25,7 @@ use super::build::build_agent;
 use super::input::{ChatInput, next_queued};
 use super::journal::{self, Journal};
 use super::naming::{self, Namer};
+use super::run_slots::{self, RunSlot};
 use super::sessions::agent_state;
 use super::takeover::OpenRunInfo;
 use super::usage::RunTally;
@@ -52,8 +53,10 @@ pub(crate) enum RunRequest {
 /// # Errors
 /// 409 when a run is active and the input is new messages (a resume is
 /// queued instead) or nothing is parked for a resume; 429 when a resume
-/// finds the session's inbox full; 400 when a resume names another reply
-/// or the model cannot be built; 404 when the session is gone.
+/// finds the session's inbox full, or when the user has
+/// `max_concurrent_runs_per_user` chats running; 400 when a resume names
+/// another reply or the model cannot be built; 404 when the session is
+/// gone.
 pub(crate) async fn start_run(
     state: &AppState,
     agent: &AgentRecord,
@@ -71,15 +74,24 @@ pub(crate) async fn start_run(
             )),
         };
     };
-    let prepared = match reload(state, &session).await {
-        Ok(fresh) => prepare(state, agent, &fresh, request)
+    // A chat takes one of the user's run slots; closing a parked reply
+    // needs none (the user can always stop what runs).
+    let slot = match &request {
+        RunRequest::Chat(..) => match run_slots::take_for_chat(state, &session.user_id).await {
+            Ok(slot) => Ok(Some(slot)),
+            Err(e) => Err(e),
+        },
+        RunRequest::Interrupt => Ok(None),
+    };
+    let prepared = match (slot, reload(state, &session).await) {
+        (Ok(slot), Ok(fresh)) => prepare(state, agent, &fresh, request)
             .await
-            .map(|(runner, input)| (runner, input, fresh.revision)),
-        Err(e) => Err(e),
+            .map(|(runner, input)| (runner, input, fresh.revision, slot)),
+        (Err(e), _) | (_, Err(e)) => Err(e),
     };
     match prepared {
-        Ok((runner, input, revision)) => {
-            spawn(state, lease, runner, revision, Some(input));
+        Ok((runner, input, revision, slot)) => {
+            spawn(state, lease, runner, revision, Some(input), slot);
             Ok(())
         }
         Err(e) => {
@@ -178,7 +190,17 @@ async fn serve_inbox(
     }
     .await;
     match built {
-        Ok((runner, revision)) => spawn(state, lease, runner, revision, None),
+        Ok((runner, revision)) => {
+            // Queued inputs are not refused: they take a slot when one is
+            // free, and count against the user's chats while they run.
+            let slot = run_slots::try_take(state, &session.user_id)
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!(session_id = session.id, error = %e, "cannot take a run slot");
+                    None
+                });
+            spawn(state, lease, runner, revision, None, slot);
+        }
         Err(e) => {
             tracing::warn!(session_id = session.id, error = %e, "cannot serve queued inputs");
             if let Err(e) = state.bus().unlock(&lease).await {
@@ -256,6 +278,7 @@ fn spawn(
     runner: Runner,
     revision: i64,
     first: Option<ReplyInput>,
+    slot: Option<RunSlot>,
 ) {
     let cancel = state.shutdown_token().child_token();
     let mut runs = state.runs();
@@ -266,6 +289,7 @@ fn spawn(
         revision,
         first,
         cancel.clone(),
+        slot,
     ));
     runs.insert(
         lease.session_id,
@@ -286,6 +310,8 @@ async fn drive(
     mut revision: i64,
     mut next: Option<ReplyInput>,
     cancel: CancellationToken,
+    // Held until the run lets go of the session.
+    _slot: Option<RunSlot>,
 ) {
     let session_id = lease.session_id.clone();
     loop {

@@ -237,6 +237,7 @@ async fn fire(state: &AppState, record: ScheduleRecord, at: DateTime<Utc>) -> Ap
         Some(session) => session,
         None => {
             let session = new_session(state, &record, &agent)?;
+            super::sessions::check_session_cap(state, &user).await?;
             storage.create_session(&session).await?;
             if stateful {
                 let session_id = session.id.clone();

@@ -23,6 +23,23 @@ pub(crate) async fn load_session(
         .ok_or_else(|| ApiError::NotFound(format!("Session {id} not found")))
 }
 
+/// `429` when `user` keeps the operator's `max_sessions_per_user`
+/// sessions already; checked before each new session is stored.
+///
+/// # Errors
+/// [`ApiError::TooManyRequests`] naming the setting; the store's failure.
+pub(crate) async fn check_session_cap(state: &AppState, user: &str) -> ApiResult<()> {
+    let most = state.config().policy.max_sessions_per_user;
+    let kept = state.storage().count_sessions(user).await?;
+    if kept >= u64::try_from(most).unwrap_or(u64::MAX) {
+        return Err(ApiError::TooManyRequests(format!(
+            "A user may keep at most {most} sessions on this server (operator policy \
+             max_sessions_per_user); delete one first."
+        )));
+    }
+    Ok(())
+}
+
 /// The session's workspace (made and initialised on first use).
 ///
 /// # Errors

@@ -22,6 +22,7 @@ mod team;
 mod tenant;
 mod ui;
 mod usage;
+mod user_caps;
 mod webdriver;
 mod webui;
 mod webui_schema;

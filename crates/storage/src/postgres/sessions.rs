@@ -75,6 +75,14 @@ impl PostgresStorage {
         rows.iter().map(session).collect()
     }
 
+    pub(super) async fn session_count(&self, user: &str) -> Result<u64> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE user_id = $1")
+            .bind(user)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
     pub(super) async fn session_update_config(
         &self,
         user: &str,

@@ -258,6 +258,7 @@ async fn spawn_worker(
         &state,
     )?;
     let storage = caller.state.storage();
+    crate::service::check_session_cap(&caller.state, &caller.user_id).await?;
     storage.create_agent(&agent).await?;
     if let Err(e) = storage.create_session(&session).await {
         storage.delete_agent(&caller.user_id, &agent.id).await?;
@@ -373,6 +374,7 @@ async fn borrow_member(
         format!("team:{}/invited:{}", team.id, handle(&invited.id)),
         &state,
     )?;
+    crate::service::check_session_cap(&caller.state, &caller.user_id).await?;
     storage.create_session(&session).await?;
     let member = TeamMember {
         owner_id: caller.user_id.clone(),
