@@ -101,6 +101,35 @@ fn one_shot_denies_what_would_ask_unless_a_mode_is_given() {
 }
 
 #[test]
+fn one_shot_never_does_what_the_console_would_ask_about() {
+    let env = ChatEnv::new();
+    std::fs::write(env.work().join("notes.txt"), "keep me").unwrap();
+    env.answer(&bash("call_1", "rm notes.txt"));
+    env.answer(&text("I could not remove it."));
+    let out = run(env.chat(&["-p", "tidy up"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "I could not remove it.\n");
+    assert!(env.work().join("notes.txt").exists());
+    assert_eq!(
+        stderr(&out),
+        "denied: Bash(rm notes.txt) (the console would ask; -p denies that: allow it with \
+         --allow 'Bash(rm:*)' or --mode)\n"
+    );
+    // The model was told the call was denied.
+    let sent = serde_json::to_string(&env.messages(1)).unwrap();
+    assert!(sent.contains("did not allow"), "{sent}");
+
+    // dont-ask is AgentScope's: edits inside the working directory run.
+    env.answer(&bash("call_2", "rm notes.txt"));
+    env.answer(&text("Removed."));
+    let out = run(env.chat(&["-p", "tidy up", "--mode", "dont-ask"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Removed.\n");
+    assert_eq!(stderr(&out), "");
+    assert!(!env.work().join("notes.txt").exists());
+}
+
+#[test]
 fn a_model_error_is_reported_and_the_exit_code_says_so() {
     let env = ChatEnv::new();
     env.server
@@ -123,7 +152,7 @@ fn sessions_are_listed_shown_and_removed() {
     let show = run(env.bare(&["sessions", "show", "notes"]));
     let state: Value = serde_json::from_str(&stdout(&show)).unwrap();
     assert_eq!(state["context"][0]["content"][0]["text"], "remember this");
-    assert_eq!(state["permission_context"]["mode"], "dont_ask");
+    assert_eq!(state["permission_context"]["mode"], "default");
 
     assert_eq!(
         run(env.bare(&["sessions", "show", "nope"])).status.code(),

@@ -63,7 +63,8 @@ fn one_shot_at_debug_shows_the_setup_and_tool_calls_on_stderr_only() {
     assert_eq!(
         first,
         format!(
-            "oxiscope chat · openai gpt-4.1-mini at {base} · in {} · mode dont-ask",
+            "oxiscope chat · openai gpt-4.1-mini at {base} · in {} · mode default, \
+             what it would ask is denied",
             work.display()
         )
     );

@@ -9,7 +9,10 @@ use super::settings::Settings;
 /// mode and (when `interactive`) how to leave.
 pub(crate) fn banner(settings: &Settings, workdir: &Path, interactive: bool) -> String {
     let model = &settings.model;
-    let mode = settings.permissions.mode.as_str().replace('_', "-");
+    let mut mode = settings.permissions.mode.as_str().replace('_', "-");
+    if settings.deny_asks {
+        mode.push_str(", what it would ask is denied");
+    }
     let mut line = format!(
         "oxiscope chat · {} {} at {} · in {} · mode {mode}",
         model.provider,
@@ -43,6 +46,7 @@ mod tests {
                 api_key: Some("sk-secret".to_owned()),
             },
             permissions: PermissionContext::new(PermissionMode::AcceptEdits),
+            deny_asks: false,
             render: RenderOptions::plain(),
             mcp: Vec::new(),
             skills: Vec::new(),

@@ -49,7 +49,8 @@ pub(crate) struct ChatArgs {
     #[arg(long, value_name = "KEY", help = provider::api_key_help())]
     pub(crate) api_key: Option<String>,
     /// Permission mode: default, accept-edits, explore, bypass or dont-ask
-    /// [env: OXISCOPE_MODE; default: default, or dont-ask with -p].
+    /// [env: OXISCOPE_MODE; default: default; with -p: default, and every
+    /// call it would ask about is denied].
     #[arg(long, value_name = "MODE")]
     pub(crate) mode: Option<String>,
     /// An allow rule, `Tool(content)` or `Tool` (repeatable), as in
@@ -176,6 +177,7 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
             output: args.output,
             render: &settings.render,
             session: session.as_ref(),
+            deny_asks: settings.deny_asks,
         };
         let code = run.run(&rt, &agent, prompt);
         rt.block_on(servers.close());

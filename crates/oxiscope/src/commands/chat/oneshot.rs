@@ -8,7 +8,11 @@ use anyhow::Context as _;
 use clap::ValueEnum;
 use oxiscope::render::{ConsoleRenderer, RenderOptions, Verbosity};
 use oxiscope_agent::Agent;
-use oxiscope_message::{ContentBlock, Msg, ReplyFinishedReason, UserInterruptEvent};
+use oxiscope_message::{
+    ConfirmResult, ContentBlock, Msg, ReplyFinishedReason, RequireUserConfirmEvent,
+    UserConfirmResultEvent, UserInterruptEvent,
+};
+use oxiscope_permission::format_rule;
 use tokio::runtime::Runtime;
 
 use super::drive::{Ending, drive};
@@ -40,6 +44,9 @@ pub(crate) struct OneShot<'a> {
     pub(crate) render: &'a RenderOptions,
     /// Where the state is saved, if anywhere.
     pub(crate) session: Option<&'a Session>,
+    /// No mode was chosen: each call the mode asks about is denied, said
+    /// on stderr, and the reply goes on.
+    pub(crate) deny_asks: bool,
 }
 
 impl OneShot<'_> {
@@ -59,6 +66,7 @@ fn run(
         output,
         render,
         session,
+        deny_asks,
     } = options;
     let text = if prompt == "-" {
         let mut text = String::new();
@@ -98,6 +106,10 @@ fn run(
     };
     let input = Msg::user("user", text)?;
     let mut ending = rt.block_on(drive(agent, input.into(), &mut on_event))?;
+    while deny_asks && let Ending::Confirm(event) = &ending {
+        let denial = deny_all(event);
+        ending = rt.block_on(drive(agent, denial.into(), &mut on_event))?;
+    }
     let parked = match &ending {
         Ending::Confirm(e) => Some(e.reply_id.clone()),
         Ending::External(e) => Some(e.reply_id.clone()),
@@ -155,6 +167,32 @@ fn run(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Denies every call of `event`, one line on stderr each: what was denied,
+/// why, and how to allow it.
+fn deny_all(event: &RequireUserConfirmEvent) -> UserConfirmResultEvent {
+    let mut results = Vec::new();
+    for call in &event.tool_calls {
+        eprintln!("{}", denial_line(call));
+        results.push(ConfirmResult {
+            confirmed: false,
+            tool_call: call.clone(),
+            rules: None,
+        });
+    }
+    UserConfirmResultEvent::new(event.reply_id.clone(), results)
+}
+
+/// `denied: Bash(rm a.txt) ...`: the call, that `-p` denies what the
+/// console asks about, and the flags that would allow it.
+fn denial_line(call: &oxiscope_message::ToolCallBlock) -> String {
+    let title = oxiscope::render::tool_call_title(call);
+    let allow = match call.suggested_rules.first() {
+        Some(rule) => format!("--allow '{}' or ", format_rule(rule)),
+        None => String::new(),
+    };
+    format!("denied: {title} (the console would ask; -p denies that: allow it with {allow}--mode)")
 }
 
 /// The reply without its hint blocks: notes the agent injected for the

@@ -93,6 +93,10 @@ pub(crate) fn load_config(path: &Path) -> anyhow::Result<ConfigFile> {
 pub(crate) struct Settings {
     pub(crate) model: ModelSettings,
     pub(crate) permissions: PermissionContext,
+    /// `-p` with no mode chosen: every call the mode asks about is denied
+    /// (no permission mode says this; AgentScope's `dont_ask` also allows
+    /// edits in the working directory).
+    pub(crate) deny_asks: bool,
     pub(crate) render: RenderOptions,
     /// The MCP servers of the config file and `--mcp`.
     pub(crate) mcp: Vec<ServerSpec>,
@@ -120,11 +124,13 @@ pub(crate) fn resolve(
     let skills = skill_dirs(&file.skills, &args.skills, config_dir, env)?;
     let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     let mode_text = first(args.mode.clone(), env("OXISCOPE_MODE"), file.mode.clone());
+    // A one-shot run with no mode chosen decides as the console would and
+    // denies whatever the console would have asked about.
+    let deny_asks = one_shot && mode_text.is_none();
     let mode = match mode_text {
         Some(text) => text
             .parse::<PermissionMode>()
             .map_err(|e| anyhow::anyhow!("{e}"))?,
-        None if one_shot => PermissionMode::DontAsk,
         None => PermissionMode::Default,
     };
     let mut permissions = PermissionContext::new(mode);
@@ -171,6 +177,7 @@ pub(crate) fn resolve(
     Ok(Ok(Settings {
         model,
         permissions,
+        deny_asks,
         render,
         mcp,
         skills,

@@ -97,7 +97,7 @@ fn nothing_configured_says_so() {
 }
 
 #[test]
-fn rules_from_file_and_flags_join_and_one_shot_defaults_to_dont_ask() {
+fn rules_from_file_and_flags_join_and_one_shot_denies_what_the_default_mode_asks() {
     let file: ConfigFile = toml::from_str(
         r#"
         [permissions]
@@ -114,7 +114,8 @@ fn rules_from_file_and_flags_join_and_one_shot_defaults_to_dont_ask() {
     let out = resolve(&args, &env_of(&env), &file, cfg(), true)
         .unwrap()
         .unwrap();
-    assert_eq!(out.permissions.mode, PermissionMode::DontAsk);
+    assert_eq!(out.permissions.mode, PermissionMode::Default);
+    assert!(out.deny_asks);
     let allowed: Vec<String> = out
         .permissions
         .allow_rules
@@ -133,6 +134,12 @@ fn rules_from_file_and_flags_join_and_one_shot_defaults_to_dont_ask() {
         .unwrap()
         .unwrap();
     assert_eq!(out.permissions.mode, PermissionMode::AcceptEdits);
+    assert!(!out.deny_asks);
+    // The console asks: nothing is denied for it.
+    let out = resolve(&args, &env_of(&env), &file, cfg(), false)
+        .unwrap()
+        .unwrap();
+    assert!(!out.deny_asks);
 }
 
 #[test]

@@ -122,7 +122,7 @@ async fn add_skills(toolkit: &mut Toolkit, dirs: Vec<PathBuf>) -> anyhow::Result
 
 /// The saved context keeps its rules (accepted ones included) and gains
 /// the configured ones; the mode is this run's (so `-p` on a saved
-/// session still defaults to dont-ask).
+/// session still denies what would ask).
 fn merge_permissions(
     saved: PermissionContext,
     configured: &PermissionContext,
