@@ -92,7 +92,8 @@ function shell() {
       els.search, els.sessions),
     h('div', { class: 'side-section' },
       h('button', { class: 'wide', type: 'button', id: 'open-credentials', onclick: () => credentialsDialog() }, 'Credentials'),
-      h('button', { class: 'wide', type: 'button', id: 'open-usage', onclick: () => usageDialog(state.sessions).catch((e) => toast(e.message)) }, 'Usage')));
+      h('button', { class: 'wide', type: 'button', id: 'open-usage', onclick: () => usageDialog(state.sessions).catch((e) => toast(e.message)) }, 'Usage'),
+      h('a', { class: 'docs-link', href: '/docs', target: '_blank', rel: 'opener' }, 'API reference')));
   mount(root, h('div', { class: 'layout' },
     h('header', { class: 'topbar' },
       h('button', { class: 'icon menu', type: 'button', 'aria-label': 'Menu', onclick: () => document.body.classList.toggle('nav-open') }, '☰'),

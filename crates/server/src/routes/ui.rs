@@ -1,5 +1,6 @@
-//! The web UI: `GET /` and its assets under `/ui/`, embedded in the binary
-//! and served from the API's own origin.
+//! The web UI: `GET /`, the interactive API reference at `GET /docs` and
+//! their assets under `/ui/`, embedded in the binary and served from the
+//! API's own origin.
 //!
 //! The UI is plain ES modules (no build step) with two vendored libraries
 //! (a markdown renderer and an HTML sanitiser, each with its license). Its
@@ -35,13 +36,24 @@ const ASSETS: &[Asset] = &[
         "text/css; charset=utf-8",
         include_bytes!("../../ui/style.css"),
     ),
+    (
+        "docs.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../../ui/docs.css"),
+    ),
     ("app.js", JS, include_bytes!("../../ui/app.js")),
     ("api.js", JS, include_bytes!("../../ui/api.js")),
     ("chat.js", JS, include_bytes!("../../ui/chat.js")),
+    ("docs.js", JS, include_bytes!("../../ui/docs.js")),
     ("dom.js", JS, include_bytes!("../../ui/dom.js")),
     ("forms.js", JS, include_bytes!("../../ui/forms.js")),
     ("markdown.js", JS, include_bytes!("../../ui/markdown.js")),
     ("panels.js", JS, include_bytes!("../../ui/panels.js")),
+    (
+        "schema-view.js",
+        JS,
+        include_bytes!("../../ui/schema-view.js"),
+    ),
     ("tools.js", JS, include_bytes!("../../ui/tools.js")),
     (
         "vendor/marked.esm.js",
@@ -61,17 +73,26 @@ const ASSETS: &[Asset] = &[
 ];
 
 const INDEX: &[u8] = include_bytes!("../../ui/index.html");
+const DOCS: &[u8] = include_bytes!("../../ui/docs.html");
+const HTML: &str = "text/html; charset=utf-8";
 
 /// `router` with the UI's routes added.
 pub(super) fn serve(router: Router<AppState>) -> Router<AppState> {
     router
         .route("/", get(index))
+        .route("/docs", get(docs))
         .route("/ui/{*file}", get(asset))
 }
 
 /// `GET /`: the UI's page.
 async fn index() -> Response {
-    answer("text/html; charset=utf-8", INDEX)
+    answer(HTML, INDEX)
+}
+
+/// `GET /docs`: the API reference, drawn from `/openapi.json` (as
+/// FastAPI serves one at `/docs`).
+async fn docs() -> Response {
+    answer(HTML, DOCS)
 }
 
 /// `GET /ui/{file}`: an asset, or the API's 404.
@@ -104,3 +125,7 @@ fn answer(kind: &'static str, bytes: &'static [u8]) -> Response {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
 }
+
+#[cfg(test)]
+#[path = "ui_tests.rs"]
+mod tests;

@@ -290,6 +290,8 @@ async fn the_ui_is_served_at_the_root_with_a_strict_policy() {
     let h = Harness::start().await;
     for path in [
         "/",
+        "/docs",
+        "/ui/docs.js",
         "/ui/app.js",
         "/ui/vendor/purify.es.mjs",
         "/ui/style.css",
@@ -319,4 +321,57 @@ async fn the_ui_is_served_at_the_root_with_a_strict_policy() {
         .unwrap();
     assert!(page.contains("<script type=\"module\" src=\"/ui/app.js\">"));
     assert!(!page.contains("<script>"), "no inline script");
+    // The reference is a page, not an operation of the API.
+    let (_, doc) = h.get("/openapi.json", "u").await;
+    assert!(doc["paths"].get("/docs").is_none(), "{}", doc["paths"]);
+    assert!(doc["paths"].get("/").is_none());
+}
+
+#[tokio::test]
+async fn the_api_reference_lists_operations_and_tries_one_as_the_caller() {
+    let Some(b) = Browser::start().await else {
+        return;
+    };
+    let h = Harness::start().await;
+    sign_in(&b, &h.base, "docs-user").await;
+    b.goto(&format!("{}/docs", h.base)).await;
+    b.wait_text(".op[data-op=\"POST /chat/\"] .op-path", "/chat/")
+        .await;
+    b.wait_text(".tag h2", "knowledge_bases").await;
+    // The signed-in user is the caller of every try.
+    let user = b
+        .js(
+            "return document.querySelector('#docs-user').value;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(user, "docs-user");
+
+    // An operation's parameters and body schema, then a call.
+    b.click(".op[data-op=\"POST /chat/\"] summary").await;
+    b.wait_text(".op[data-op=\"POST /chat/\"] .schema-props", "session_id")
+        .await;
+    b.click(".op[data-op=\"GET /health\"] summary").await;
+    b.click(".op[data-op=\"GET /health\"] .try-send").await;
+    b.wait_text(".op[data-op=\"GET /health\"] .try-status", "200")
+        .await;
+    b.wait_text(
+        ".op[data-op=\"GET /health\"] .try-body",
+        "\"status\": \"ok\"",
+    )
+    .await;
+    // One that needs the caller: the user's (empty) credential list.
+    b.click(".op[data-op=\"GET /credential/\"] summary").await;
+    b.click(".op[data-op=\"GET /credential/\"] .try-send").await;
+    b.wait_text(
+        ".op[data-op=\"GET /credential/\"] .try-body",
+        "\"credentials\": []",
+    )
+    .await;
+    b.screenshot("12-docs").await;
+    let violations = b
+        .js("return window.oxiscopeViolations ?? [];", json!([]))
+        .await;
+    assert_eq!(violations, json!([]));
+    b.quit().await;
 }
