@@ -471,6 +471,83 @@ async fn keys_created_on_the_command_line_authenticate() {
     }
 }
 
+/// What a newcomer does: starts `serve` with a data dir of their own,
+/// pastes the key command it prints, then lists and revokes the key.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_command_serve_prints_writes_where_serve_reads_and_keys_can_be_revoked() {
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("my data");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+        .arg(&dir)
+        .args(workspace_args())
+        .env_remove("OXISCOPE_SECRET_KEY")
+        .env_remove("OXISCOPE_DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut base, mut printed) = (None, None);
+    while printed.is_none() {
+        let line = lines.next().expect("serve says how to make a key").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            base = Some(rest.split_whitespace().next().unwrap().to_owned());
+        }
+        printed = line.split("create a key with: ").nth(1).map(str::to_owned);
+    }
+    std::thread::spawn(move || for _ in lines {});
+    let server = Server {
+        child,
+        base: base.unwrap(),
+    };
+    let printed = printed.unwrap();
+    assert!(printed.contains("--data-dir"), "{printed}");
+    let pasted = printed
+        .replacen("oxiscope ", &format!("'{BIN}' "), 1)
+        .replace("NAME", "dave");
+    let out = Command::new("sh").args(["-c", &pasted]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{pasted}: {said}");
+    assert!(
+        said.contains(&format!("the SQLite database in {}", dir.display())),
+        "{said}"
+    );
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let c = Client::new(&server, ("authorization", format!("Bearer {key}")));
+    assert_eq!(c.get("/agent/").await.0, 200);
+
+    let keys = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("keys")
+            .args(args)
+            .arg("--data-dir")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.success(), String::from_utf8(out.stdout).unwrap(), stderr)
+    };
+    let (ok, listed, _) = keys(&["list", "--json"]);
+    assert!(ok);
+    let rows: Vec<Value> = listed.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 1, "{listed}");
+    assert_eq!(rows[0]["user"], "dave");
+    let id = rows[0]["id"].as_str().unwrap().to_owned();
+    assert!(!listed.contains(&key), "a listing never shows the key");
+    let (ok, table, _) = keys(&["list"]);
+    assert!(ok && table.contains(&id) && table.contains("dave"), "{table}");
+
+    let (ok, _, said) = keys(&["revoke", "deadbeef00"]);
+    assert!(!ok && said.contains("no API key"), "{said}");
+    let (ok, _, said) = keys(&["revoke", &id]);
+    assert!(ok, "{said}");
+    assert!(said.contains("revoked") && said.contains(&id), "{said}");
+    assert_eq!(c.get("/agent/").await.0, 401, "a revoked key is refused at once");
+    let (_, listed, _) = keys(&["list", "--json"]);
+    assert_eq!(listed.trim(), "");
+}
+
 #[test]
 fn serve_refuses_to_start_without_a_sandbox_unless_told_to_run_unconfined() {
     let dir = tempfile::tempdir().unwrap();

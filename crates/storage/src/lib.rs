@@ -55,6 +55,7 @@ mod params;
 mod postgres;
 mod record;
 mod rows;
+mod api_key_sql;
 mod schedule_sql;
 mod sql_storage;
 mod sqlite;

@@ -255,6 +255,14 @@ macro_rules! impl_storage {
                     Box::pin(self.api_key_find(hash))
                 }
 
+                fn list_api_keys(&self) -> BoxFuture<'_, Result<Vec<ApiKeyRecord>>> {
+                    Box::pin(self.api_key_list())
+                }
+
+                fn delete_api_key<'a>(&'a self, hash: &'a str) -> BoxFuture<'a, Result<bool>> {
+                    Box::pin(self.api_key_delete(hash))
+                }
+
                 fn create_library_mcp<'a>(
                     &'a self,
                     m: &'a McpLibraryRecord,

@@ -260,6 +260,16 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The backend's failure.
     fn find_api_key<'a>(&'a self, hash: &'a str) -> BoxFuture<'a, Result<Option<ApiKeyRecord>>>;
+    /// Every API key (their hashes), by user then age.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn list_api_keys(&self) -> BoxFuture<'_, Result<Vec<ApiKeyRecord>>>;
+    /// Removes the API key with this hash; whether there was one.
+    ///
+    /// # Errors
+    /// The backend's failure.
+    fn delete_api_key<'a>(&'a self, hash: &'a str) -> BoxFuture<'a, Result<bool>>;
 
     /// Adds an MCP server to its owner's library.
     ///

@@ -99,7 +99,9 @@ pub(crate) struct ServeArgs {
     /// Ollama or vLLM server on this machine or a private network. By
     /// default the server calls model endpoints at public addresses only,
     /// so a tenant cannot make it reach internal services or cloud
-    /// metadata.
+    /// metadata — except under `--dev-auth` without `--policy`: one person
+    /// on their own machine, who already controls the server, reaches
+    /// their local model server without this flag.
     #[arg(long)]
     allow_private_model_endpoints: bool,
     /// The most tokens (input plus output) one user may spend in the
@@ -323,7 +325,10 @@ fn tenant_policy(args: &ServeArgs) -> anyhow::Result<TenantPolicy> {
     if args.no_remote_media {
         policy.remote_media = false;
     }
-    if args.allow_private_model_endpoints {
+    // Under dev auth anyone who reaches the port is any user already:
+    // the endpoint rule would protect nothing, and would only stop a
+    // local model server (a policy file still decides, when given).
+    if args.allow_private_model_endpoints || (args.dev_auth && args.policy.is_none()) {
         policy.private_model_endpoints = true;
     }
     if let Some(quota) = args.user_token_quota {
@@ -395,6 +400,57 @@ fn database_url(given: Option<&str>) -> Option<String> {
         .map(str::to_owned)
         .or_else(|| std::env::var(DATABASE_URL_ENV).ok());
     url.filter(|u| !u.trim().is_empty())
+}
+
+/// Where [`open_storage`] keeps the records, for people: the database
+/// (a PostgreSQL URL without its password) or the SQLite directory.
+pub(crate) fn describe_store(url: Option<&str>, data_dir: &Path) -> String {
+    match database_url(url).as_deref() {
+        Some(url) if is_postgres_url(url) => {
+            format!("the PostgreSQL database {}", without_password(url))
+        }
+        Some(url) => match url.strip_prefix("sqlite://") {
+            Some(dir) if !dir.is_empty() => format!("the SQLite database in {dir}"),
+            _ => format!("the SQLite database in {}", data_dir.display()),
+        },
+        None => format!("the SQLite database in {}", data_dir.display()),
+    }
+}
+
+/// `scheme://user:password@host/...` as `scheme://user@host/...`.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}@{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// The `oxiscope keys create` command that writes to the database this
+/// server reads, as the operator can paste it.
+fn keys_create_command(args: &ServeArgs, dir: &Path) -> String {
+    let mut command = "oxiscope keys create --user NAME".to_owned();
+    match args.database_url.as_deref() {
+        // From the environment: `keys` reads the same variable.
+        None if database_url(None).is_some() => {}
+        Some(url) if is_postgres_url(url) => {
+            command.push_str(" --database-url '");
+            command.push_str(&without_password(url).replacen('@', ":PASSWORD@", 1));
+            command.push('\'');
+        }
+        _ => {
+            command.push_str(" --data-dir '");
+            command.push_str(&dir.display().to_string().replace('\'', "'\\''"));
+            command.push('\'');
+        }
+    }
+    command
 }
 
 /// The record store `url` (else `OXISCOPE_DATABASE_URL`) names: PostgreSQL,
@@ -644,7 +700,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     );
     if !args.dev_auth {
         eprintln!(
-            "oxiscope serve: requests need `Authorization: Bearer <key>` (oxiscope keys create --user NAME)"
+            "oxiscope serve: requests need `Authorization: Bearer <key>`; create a key with: {}",
+            keys_create_command(args, &dir)
         );
     }
     if args.metrics {
@@ -769,6 +826,16 @@ mod tests {
         assert_eq!(flags.max_confirm_rules, 0);
         assert!(!flags.remote_media);
         assert!(!policy(&[]).unwrap().private_model_endpoints);
+        assert_eq!(
+            without_password("postgres://ox:s3cret@db:5432/ox?sslmode=require"),
+            "postgres://ox@db:5432/ox?sslmode=require"
+        );
+        assert_eq!(without_password("postgres://db/ox"), "postgres://db/ox");
+        assert_eq!(
+            describe_store(Some("sqlite:///srv/d"), Path::new("/x")),
+            "the SQLite database in /srv/d"
+        );
+        assert!(policy(&["--dev-auth"]).unwrap().private_model_endpoints);
         assert!(
             policy(&["--allow-private-model-endpoints"])
                 .unwrap()

@@ -110,6 +110,52 @@ pub(super) async fn list(
     }))
 }
 
+/// Refuses a credential whose endpoint is at a loopback, private or
+/// other non-public address when this server calls model endpoints at
+/// public addresses only: every chat through it would fail, so it is
+/// refused now, naming the switch that allows it. A name that does not
+/// resolve here is let through (each call checks again).
+///
+/// # Errors
+/// 403 naming `--allow-private-model-endpoints`.
+async fn check_endpoint(state: &AppState, credential: &Credential) -> ApiResult<()> {
+    if state.config().policy.private_model_endpoints {
+        return Ok(());
+    }
+    let base = credential.base_url();
+    let Ok(url) = oxiscope_http::reqwest::Url::parse(&base) else {
+        return Ok(());
+    };
+    let Some(host) = url.host_str() else {
+        return Ok(());
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    let port = url.port_or_known_default().unwrap_or(443);
+    let addresses: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![ip],
+        Err(_) => {
+            let lookup = tokio::net::lookup_host((host.as_str(), port));
+            match tokio::time::timeout(std::time::Duration::from_secs(3), lookup).await {
+                Ok(Ok(found)) => found.map(|a| a.ip()).collect(),
+                _ => Vec::new(),
+            }
+        }
+    };
+    if let Some(kind) = addresses.into_iter().find_map(oxiscope_http::NonPublic::of) {
+        return Err(ApiError::Forbidden(format!(
+            "The credential's endpoint {base} is at {kind}, and this server calls \
+             model endpoints at public addresses only. To use a model server on this machine \
+             or a private network, start `oxiscope serve` with \
+             `--allow-private-model-endpoints` (or `private_model_endpoints = true` in the \
+             policy file)."
+        )));
+    }
+    Ok(())
+}
+
 /// `POST /credential/`.
 pub(super) async fn create(
     State(state): State<AppState>,
@@ -121,6 +167,7 @@ pub(super) async fn create(
     let id = new_id();
     data.insert("id".into(), Value::from(id.clone()));
     let credential = parse(data)?;
+    check_endpoint(&state, &credential).await?;
     let stamp = now();
     let record = CredentialRecord {
         id: id.clone(),
@@ -161,6 +208,7 @@ pub(super) async fn update(
         merged.insert(key, value);
     }
     let credential = parse(merged)?;
+    check_endpoint(&state, &credential).await?;
     record.sealed = seal(&state, &credential)?;
     record.updated_at = now();
     state.storage().update_credential(&record).await?;

@@ -257,6 +257,13 @@ impl Harness {
             .await;
         assert_eq!(s, 201, "{c}");
         let credential_id = c["credential_id"].as_str().unwrap().to_owned();
+        self.setup_with_credential(user, &credential_id).await
+    }
+
+    /// An agent and a session of `user` on the stored credential
+    /// `credential_id`.
+    pub(crate) async fn setup_with_credential(&self, user: &str, credential_id: &str) -> Setup {
+        let credential_id = credential_id.to_owned();
         let (s, a) = self
             .post(
                 "/agent/",

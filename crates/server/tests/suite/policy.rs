@@ -12,10 +12,39 @@ use super::chat::user_msg;
 use super::common::{Harness, text_answer};
 
 /// A run of a session whose credential's `base_url` is the loopback fake
-/// server, under `policy`: its events up to `REPLY_END`.
+/// server, under `policy`: its events up to `REPLY_END`. Under a policy
+/// that refuses such a credential when it is saved, it is written to the
+/// store directly, as one saved before the policy changed (or whose name
+/// later resolved elsewhere) would be.
 async fn run_on_loopback(policy: TenantPolicy) -> (Harness, Vec<Value>) {
+    let refused_when_saved = !policy.private_model_endpoints;
     let h = Harness::start_with_policy(policy).await;
-    let s = h.setup("u").await;
+    let s = if refused_when_saved {
+        let public = json!({"data": {"type": "openai_credential", "name": "fake", "api_key": "sk-x", "base_url": "http://93.184.215.14/v1"}});
+        let (code, body) = h.post("/credential/", "u", public).await;
+        assert_eq!(code, 201, "{body}");
+        let id = body["credential_id"].as_str().unwrap();
+        let mut record = h
+            .state
+            .storage()
+            .get_credential("u", id)
+            .await
+            .unwrap()
+            .unwrap();
+        let plain = json!({"type": "openai_credential", "id": id, "name": "fake", "api_key": "sk-x", "base_url": h.fake.url("/v1")});
+        record.sealed = h
+            .state
+            .sealer()
+            .seal(
+                oxiscope_server::Purpose::Credential,
+                plain.to_string().as_bytes(),
+            )
+            .unwrap();
+        h.state.storage().update_credential(&record).await.unwrap();
+        h.setup_with_credential("u", id).await
+    } else {
+        h.setup("u").await
+    };
     h.fake.push(text_answer("Hello from inside."));
     let mut sse = h.subscribe("u", &s, None).await;
     let (code, body) = h.chat("u", &s, user_msg("Hi")).await;
@@ -42,6 +71,63 @@ async fn by_default_a_loopback_model_endpoint_is_refused_and_gets_no_request() {
         "{shown}"
     );
     assert_eq!(h.fake.request_count(), 0);
+}
+
+#[tokio::test]
+async fn a_credential_at_a_private_address_is_refused_when_saved_naming_the_switch() {
+    let h = Harness::start_with_policy(TenantPolicy::default()).await;
+    for base_url in [
+        h.fake.url("/v1"),
+        "http://localhost:11434/v1".to_owned(),
+        "http://10.1.2.3:8000/v1".to_owned(),
+        "http://[::1]:8000/v1".to_owned(),
+        "http://169.254.169.254/v1".to_owned(),
+    ] {
+        let (code, body) = h
+            .post(
+                "/credential/",
+                "u",
+                json!({"data": {"type": "openai_credential", "api_key": "sk-x", "base_url": base_url}}),
+            )
+            .await;
+        assert_eq!(code, 403, "{base_url}: {body}");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("--allow-private-model-endpoints") && detail.contains(&base_url),
+            "{detail}"
+        );
+    }
+    // Ollama's `host` is its endpoint too.
+    let (code, body) = h
+        .post(
+            "/credential/",
+            "u",
+            json!({"data": {"type": "ollama_credential", "host": "http://127.0.0.1:11434"}}),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    // A public endpoint is kept, and cannot be moved to a private one.
+    let (code, body) = h
+        .post(
+            "/credential/",
+            "u",
+            json!({"data": {"type": "openai_credential", "api_key": "sk-x", "base_url": "http://93.184.215.14/v1"}}),
+        )
+        .await;
+    assert_eq!(code, 201, "{body}");
+    let id = body["credential_id"].as_str().unwrap();
+    let (code, body) = h
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/credential/{id}"),
+            "u",
+            Some(json!({"data": {"base_url": "http://127.0.0.1:9/v1"}})),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    let (_, list) = h.get("/credential/", "u").await;
+    assert_eq!(list["total"], 1, "{list}");
+    assert!(list.to_string().contains("93.184.215.14"), "{list}");
 }
 
 #[tokio::test]

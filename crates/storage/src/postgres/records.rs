@@ -3,8 +3,8 @@
 use super::{PostgresStorage, param};
 use crate::error::Result;
 use crate::params::Document;
-use crate::record::{AgentRecord, ApiKeyRecord, CredentialRecord, ScheduleRecord};
-use crate::rows::{agent, api_key, credential, schedule};
+use crate::record::{AgentRecord, CredentialRecord, ScheduleRecord};
+use crate::rows::{agent, credential, schedule};
 use crate::sql_storage::OwnedTable;
 
 impl PostgresStorage {
@@ -177,29 +177,6 @@ impl PostgresStorage {
         .await?;
         rows.iter().map(schedule).collect()
     }
-
-    pub(super) async fn api_key_insert(&self, k: &ApiKeyRecord) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO api_keys (hash, user_id, label, created_at) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(&k.hash)
-        .bind(&k.user_id)
-        .bind(&k.label)
-        .bind(&k.created_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    pub(super) async fn api_key_find(&self, hash: &str) -> Result<Option<ApiKeyRecord>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            crate::columns::api_keys!(),
-            " FROM api_keys WHERE hash = $1"
-        ))
-        .bind(hash)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(api_key).transpose()
-    }
 }
+
+crate::api_key_sql::api_key_sql!(PostgresStorage, str::to_owned);

@@ -3,8 +3,8 @@
 use super::{SqliteStorage, param};
 use crate::error::Result;
 use crate::params::Document;
-use crate::record::{AgentRecord, ApiKeyRecord, CredentialRecord, ScheduleRecord};
-use crate::rows::{agent, api_key, credential, schedule};
+use crate::record::{AgentRecord, CredentialRecord, ScheduleRecord};
+use crate::rows::{agent, credential, schedule};
 use crate::sql_storage::OwnedTable;
 
 impl SqliteStorage {
@@ -175,27 +175,6 @@ impl SqliteStorage {
         .await?;
         rows.iter().map(schedule).collect()
     }
-
-    pub(super) async fn api_key_insert(&self, k: &ApiKeyRecord) -> Result<()> {
-        sqlx::query("INSERT INTO api_keys (hash, user_id, label, created_at) VALUES (?, ?, ?, ?)")
-            .bind(&k.hash)
-            .bind(&k.user_id)
-            .bind(&k.label)
-            .bind(&k.created_at)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    pub(super) async fn api_key_find(&self, hash: &str) -> Result<Option<ApiKeyRecord>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            crate::columns::api_keys!(),
-            " FROM api_keys WHERE hash = ?"
-        ))
-        .bind(hash)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(api_key).transpose()
-    }
 }
+
+crate::api_key_sql::api_key_sql!(SqliteStorage, crate::sql_storage::sqlite_spelling);

@@ -110,8 +110,20 @@ async fn credentials_schedules_and_api_keys_round_trip(site: &Site) {
         created_at: now(),
     };
     db.create_api_key(&k).await.unwrap();
-    assert_eq!(db.find_api_key(&k.hash).await.unwrap(), Some(k));
+    assert_eq!(db.find_api_key(&k.hash).await.unwrap(), Some(k.clone()));
     assert_eq!(db.find_api_key("nope").await.unwrap(), None);
+    let other = ApiKeyRecord {
+        hash: "cd".repeat(32),
+        user_id: "a".into(),
+        ..k.clone()
+    };
+    db.create_api_key(&other).await.unwrap();
+    // By user, then age.
+    assert_eq!(db.list_api_keys().await.unwrap(), vec![other.clone(), k.clone()]);
+    assert!(db.delete_api_key(&k.hash).await.unwrap());
+    assert!(!db.delete_api_key(&k.hash).await.unwrap());
+    assert_eq!(db.find_api_key(&k.hash).await.unwrap(), None);
+    assert_eq!(db.list_api_keys().await.unwrap(), vec![other]);
 }
 
 async fn commit_reply_checks_the_revision_and_upserts_messages(site: &Site) {
