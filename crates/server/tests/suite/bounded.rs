@@ -438,8 +438,7 @@ async fn a_model_that_streams_without_end_is_cut_off_and_its_log_stays_within_bu
     for _ in 0..512 {
         flood = flood.text("z".repeat(4096));
     }
-    h.fake
-        .push(flood.finish("stop").usage(10, 2, 0).response());
+    h.fake.push(flood.finish("stop").usage(10, 2, 0).response());
     let mut sse = h.subscribe("u", &s, None).await;
     let (code, body) = h.chat("u", &s, user_msg("flood")).await;
     assert_eq!(code, 200, "{body}");
@@ -453,8 +452,15 @@ async fn a_model_that_streams_without_end_is_cut_off_and_its_log_stays_within_bu
         .filter(|e| e["type"] == "TEXT_BLOCK_DELTA")
         .map(|e| e["delta"].as_str().map_or(0, str::len))
         .sum();
-    assert!(streamed > 0 && streamed <= 64 * 1024, "{streamed} bytes streamed");
-    assert!(bus.retained().bytes <= 256 * 1024 + 8192, "{:?}", bus.retained());
+    assert!(
+        streamed > 0 && streamed <= 64 * 1024,
+        "{streamed} bytes streamed"
+    );
+    assert!(
+        bus.retained().bytes <= 256 * 1024 + 8192,
+        "{:?}",
+        bus.retained()
+    );
     h.wait_not_running("u", &s).await;
 
     // The session is still usable.
