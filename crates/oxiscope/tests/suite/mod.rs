@@ -9,6 +9,8 @@ mod chat_providers;
 #[cfg(unix)]
 mod chat_pty;
 #[cfg(unix)]
+mod chat_pty_slash;
+#[cfg(unix)]
 mod chat_pty_start;
 mod chat_start;
 mod permission_check;

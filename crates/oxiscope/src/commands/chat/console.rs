@@ -19,7 +19,10 @@ use tokio::runtime::Runtime;
 
 use super::drive::{Ending, drive};
 use super::mcp_start::StatusSink;
+use super::provider::ModelSettings;
 use super::session::Session;
+use super::setup::AgentKit;
+use super::slash::{self, Next, Usage};
 use oxiscope::render::ConsoleRenderer;
 
 /// The user's name on their messages.
@@ -49,6 +52,11 @@ pub(crate) struct Console {
     /// Where the MCP servers starting in the background report: their
     /// lines are printed before each prompt and when a message is sent.
     pub(crate) mcp_status: StatusSink,
+    /// What `/model` builds a new agent from, and the model in use.
+    pub(crate) kit: AgentKit,
+    pub(crate) model: ModelSettings,
+    /// The tokens of this console's model calls (`/cost`).
+    pub(crate) usage: Usage,
 }
 
 impl std::fmt::Debug for Console {
@@ -93,6 +101,19 @@ impl Console {
                     let _ = std::fs::create_dir_all(dir);
                 }
                 let _ = editor.save_history(path);
+            }
+            match slash::parse(text) {
+                Some(Ok(command)) => {
+                    if self.slash(rt, command)? == Next::Leave {
+                        break;
+                    }
+                    continue;
+                }
+                Some(Err(why)) => {
+                    println!("{why}");
+                    continue;
+                }
+                None => {}
             }
             self.mcp_status.flush();
             self.renderer.clear();
@@ -149,11 +170,15 @@ impl Console {
     ) -> anyhow::Result<()> {
         loop {
             let renderer = &mut self.renderer;
+            let usage = &mut self.usage;
             let target: &dyn PipelineProtocol = match &self.pipeline {
                 Some(pipeline) => pipeline,
                 None => &self.agent,
             };
-            let ending = rt.block_on(drive(target, input, |e| renderer.render(e)));
+            let ending = rt.block_on(drive(target, input, |e| {
+                usage.add(e);
+                renderer.render(e)
+            }));
             self.save(rt)?;
             match ending? {
                 Ending::Finished(end) => {
@@ -202,7 +227,8 @@ impl Console {
         Ok(UserConfirmResultEvent::new(event.reply_id.clone(), results).into())
     }
 
-    fn save(&self, rt: &Runtime) -> anyhow::Result<()> {
+    /// Saves the agent state in the session, if there is one.
+    pub(crate) fn save(&self, rt: &Runtime) -> anyhow::Result<()> {
         if let Some(session) = &self.session {
             let state = rt.block_on(self.agent.state());
             session.save(&state)?;

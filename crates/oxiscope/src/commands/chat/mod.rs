@@ -12,6 +12,7 @@ pub(crate) mod session;
 pub(crate) mod settings;
 mod setup;
 mod skills;
+mod slash;
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -158,7 +159,7 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         println!("{}", banner::banner(&settings, &workdir, true));
     }
     let lines = status_lines(args.prompt.is_some(), settings.render.verbosity);
-    let (agent, mut servers) = rt.block_on(setup::agent(
+    let (agent, mut servers, kit) = rt.block_on(setup::agent(
         model,
         &settings,
         saved,
@@ -196,6 +197,9 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         history,
         failed: false,
         mcp_status: servers.sink().clone(),
+        kit,
+        model: settings.model.clone(),
+        usage: slash::Usage::default(),
     };
     let code = console.run(&rt);
     rt.block_on(servers.close());

@@ -47,10 +47,48 @@ pub(crate) fn working_dir(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
     Ok(absolute)
 }
 
+/// What the console's agent is made of besides its model and state: the
+/// toolkit (which MCP servers join as they start), the workspace and the
+/// system prompt. `/model` builds a new agent from it.
+#[derive(Clone)]
+pub(crate) struct AgentKit {
+    toolkit: Arc<Toolkit>,
+    workspace: Arc<dyn Workspace>,
+    prompt: String,
+}
+
+impl std::fmt::Debug for AgentKit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentKit").finish_non_exhaustive()
+    }
+}
+
+impl AgentKit {
+    /// An agent thinking with `model`, starting from `state`.
+    ///
+    /// # Errors
+    /// When the agent cannot be built (an invalid configuration).
+    pub(crate) fn agent(
+        &self,
+        model: Arc<dyn DynChatModel>,
+        state: AgentState,
+    ) -> anyhow::Result<Agent> {
+        let workspace = Arc::clone(&self.workspace);
+        Ok(Agent::builder(AGENT_NAME, model)
+            .state(state)
+            .system_prompt(self.prompt.clone())
+            .toolkit(Arc::clone(&self.toolkit))
+            .workdir(workspace.workdir())
+            .backend(workspace.backend())
+            .offloader(workspace)
+            .build()?)
+    }
+}
+
 /// The agent, starting from `saved` when a session is resumed (whose name
-/// keys its MCP connections), and the configured MCP servers, starting in
-/// the background (their tools join the agent's as each one connects;
-/// `lines` says which status lines they print).
+/// keys its MCP connections), the configured MCP servers, starting in the
+/// background (their tools join the agent's as each one connects; `lines`
+/// says which status lines they print), and the kit it was built from.
 ///
 /// The toolkit is assembled as `oxiscope_workspace::equip` does it, then
 /// gains the configured skills and servers, for which `equip` has no
@@ -62,7 +100,7 @@ pub(crate) async fn agent(
     workdir: &Path,
     session: Option<&str>,
     lines: StatusLines,
-) -> anyhow::Result<(Agent, Servers)> {
+) -> anyhow::Result<(Agent, Servers, AgentKit)> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(Into::into);
@@ -91,15 +129,13 @@ pub(crate) async fn agent(
     add_skills(&mut toolkit, settings.skills.clone()).await?;
     let servers = Servers::start(&settings.mcp, workdir, &mut toolkit, lines)?;
     let prompt = format!("{}\n\n{}", system_prompt(), workspace.instructions());
-    let agent = Agent::builder(AGENT_NAME, model)
-        .state(state)
-        .system_prompt(prompt)
-        .toolkit(Arc::new(toolkit))
-        .workdir(workspace.workdir())
-        .backend(workspace.backend())
-        .offloader(workspace)
-        .build()?;
-    Ok((agent, servers))
+    let kit = AgentKit {
+        toolkit: Arc::new(toolkit),
+        workspace,
+        prompt,
+    };
+    let agent = kit.agent(model, state)?;
+    Ok((agent, servers, kit))
 }
 
 /// Adds the skills of `dirs` the toolkit does not have yet (the
