@@ -20,6 +20,11 @@ export function clearAuth() {
   localStorage.removeItem(STORE);
 }
 
+/** The caller's identity headers (for requests `api` does not make). */
+export function authHeaders() {
+  return headers();
+}
+
 function headers(extra = {}) {
   const auth = loadAuth();
   const out = { ...extra };

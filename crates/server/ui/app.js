@@ -4,7 +4,10 @@
 import { api, clearAuth, loadAuth, query, saveAuth } from './api.js';
 import { ChatView } from './chat.js';
 import { h, modal, mount, toast } from './dom.js';
-import { agentDialog, credentialsDialog, sessionDialog, usageDialog, workspacePanel } from './panels.js';
+import { knowledgeDialog } from './knowledge.js';
+import { agentDialog, credentialsDialog, sessionDialog, usageDialog } from './panels.js';
+import { schedulesDialog } from './schedules.js';
+import { sidePane } from './workspace.js';
 
 // A page-level record of anything the policy blocked (tests read it).
 window.oxiscopeViolations = [];
@@ -92,6 +95,8 @@ function shell() {
       els.search, els.sessions),
     h('div', { class: 'side-section' },
       h('button', { class: 'wide', type: 'button', id: 'open-credentials', onclick: () => credentialsDialog() }, 'Credentials'),
+      h('button', { class: 'wide', type: 'button', id: 'open-knowledge', onclick: () => knowledgeDialog().catch((e) => toast(e.message)) }, 'Knowledge bases'),
+      h('button', { class: 'wide', type: 'button', id: 'open-schedules', onclick: () => schedulesDialog(state.agents, state.agentId, openAnySession).catch((e) => toast(e.message)) }, 'Schedules'),
       h('button', { class: 'wide', type: 'button', id: 'open-usage', onclick: () => usageDialog(state.sessions).catch((e) => toast(e.message)) }, 'Usage'),
       h('a', { class: 'docs-link', href: '/docs', target: '_blank', rel: 'opener' }, 'API reference')));
   mount(root, h('div', { class: 'layout' },
@@ -100,7 +105,7 @@ function shell() {
       h('div', { class: 'brand' }, h('img', { src: '/ui/icon.svg', alt: '' }), 'Oxiscope'),
       els.title,
       h('span', { class: 'grow' }),
-      h('button', { class: 'small', type: 'button', id: 'toggle-files', onclick: toggleFiles }, 'Files'),
+      h('button', { class: 'small', type: 'button', id: 'toggle-files', onclick: toggleFiles }, 'Workspace'),
       h('button', { class: 'small', type: 'button', id: 'toggle-theme', 'aria-label': 'Toggle theme', onclick: () => applyTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark') }, '◐'),
       h('span', { class: 'who muted' }, auth.mode === 'dev' ? auth.user : 'API key'),
       h('button', { class: 'small', type: 'button', onclick: () => { clearAuth(); state.chat?.close(); signIn(); } }, 'Sign out')),
@@ -213,14 +218,40 @@ function emptyMain(text) {
 function openSession(id) {
   const s = state.sessions.find((x) => x.session.id === id);
   if (!s) return;
-  closeChat();
-  state.sessionId = id;
   localStorage.setItem('oxiscope.session', id);
+  openChat(state.agentId, s, s.session.config.name || id);
+}
+
+/** Opens session `sessionId` of `agentId`: one of the user's agents (it
+ * becomes the selected one), or a team member's agent. */
+async function openAnySession(agentId, sessionId) {
+  if (state.agents.some((a) => a.id === agentId)) {
+    if (state.agentId !== agentId) {
+      els.agentSelect.value = agentId;
+      state.agentId = agentId;
+      localStorage.setItem('oxiscope.agent', agentId);
+    }
+    await reloadSessions();
+    openSession(sessionId);
+    return;
+  }
+  const { sessions } = await api('GET', `/sessions/?${query({ agent_id: agentId })}`);
+  const row = sessions.find((x) => x.session.id === sessionId);
+  if (!row) throw new Error('That session is gone.');
+  const member = row.team?.members?.find((m) => m.session_id === sessionId)?.agent?.data?.name;
+  openChat(agentId, row, `${member ? `${member}: ` : ''}${row.session.config.name || sessionId}`);
+}
+
+function openChat(agentId, s, title) {
+  closeChat();
+  state.sessionId = s.session.id;
+  state.chatAgentId = agentId;
+  state.chatRow = s;
   document.body.classList.remove('nav-open');
-  els.title.textContent = s.session.config.name || id;
+  els.title.textContent = title;
   renderSessions();
   state.chat = new ChatView({
-    agentId: state.agentId,
+    agentId,
     session: s,
     onRename: setSessionName,
     onActivity: () => { state.files?.refresh(); reloadSessions().catch(() => {}); },
@@ -233,7 +264,7 @@ function openSession(id) {
 
 function showFiles() {
   if (!state.sessionId) { mount(els.side, h('p', { class: 'muted' }, 'Open a session to see its files.')); return; }
-  state.files = workspacePanel(state.agentId, state.sessionId);
+  state.files = sidePane({ agentId: state.chatAgentId, session: state.chatRow, openSession: openAnySession });
   mount(els.side, state.files.el);
 }
 

@@ -4,12 +4,19 @@
 // page's `event_cursor`, so a reload in the middle of a reply picks up
 // exactly where the history ends. Events are folded into the same message
 // model the history uses (blocks keyed by id: a block seen again restarts
-// instead of doubling its text).
+// instead of doubling its text). Only the newest messages are drawn at
+// first; older ones as the person scrolls up to them, read a page at a
+// time.
 
 import { api, query, stream } from './api.js';
 import { h, mount, toast } from './dom.js';
 import { renderMarkdown } from './markdown.js';
-import { argsView, toolCard } from './tools.js';
+import { confirmCard, externalCard } from './confirm.js';
+import { toolCard } from './tools.js';
+
+/** How many messages are drawn at a time: the newest on opening, more as
+ * the person scrolls up (a long history opens without drawing it all). */
+const BATCH = 24;
 
 const uid = () => (crypto.randomUUID ? crypto.randomUUID().replaceAll('-', '') : `${Date.now()}${Math.random()}`.replace('.', ''));
 
@@ -22,10 +29,14 @@ export class ChatView {
     this.messages = new Map();
     this.cards = new Map();
     this.pending = null;
+    this.external = null;
     this.running = false;
     this.closed = false;
     this.attachments = [];
     this.list = h('div', { class: 'messages', 'aria-live': 'polite' });
+    this.top = h('div', { class: 'history-top muted center' });
+    this.older = [];
+    this.olderMore = false;
     this.confirmBox = h('div', { class: 'confirm-box' });
     this.statusLine = h('div', { class: 'status-line' });
     this.input = h('textarea', {
@@ -70,12 +81,18 @@ export class ChatView {
     this.messages.clear();
     this.cards.clear();
     this.setPending(null);
-    mount(this.list);
-    if (page.has_more) this.list.append(h('div', { class: 'muted center' }, 'Older messages are not shown.'));
-    for (const msg of page.messages) this.addMessage(msg);
+    this.setExternal(null);
+    mount(this.list, this.top);
+    this.older = page.messages.slice(0, Math.max(0, page.messages.length - BATCH));
+    this.olderMore = page.has_more;
+    for (const msg of page.messages.slice(this.older.length)) this.addMessage(msg);
+    this.showTop();
+    this.watchTop();
     this.setRunning(page.is_running);
     this.restoreAsk(status);
     this.scroll(true);
+    // After the frame that draws the history's markdown (the benchmark reads it).
+    requestAnimationFrame(() => performance.mark('oxiscope:history-drawn'));
     // A reply in progress (or parked) is not in the stored messages yet:
     // without a cursor the stream starts with what they do not hold. An
     // idle session follows exactly from the page's cursor.
@@ -91,27 +108,86 @@ export class ChatView {
   close() {
     this.closed = true;
     this.abort?.abort();
+    this.observer?.disconnect();
     document.removeEventListener('keydown', this.onGlobalKey);
   }
 
-  /** A parked reply's calls (state `asking`) as the pending confirmation,
-   * until the stream's own event replaces it. */
+  /** A parked reply's calls (state `asking`, or `submitted` to run
+   * outside) as the pending question, until the stream's own event
+   * replaces it. */
   restoreAsk(status) {
-    if (status !== 'awaiting_permission' || this.pending) return;
     const last = [...this.messages.values()].reverse().find((m) => m.msg.role === 'assistant');
-    const asking = last?.msg.content.filter((b) => b.type === 'tool_call' && b.state === 'asking') || [];
-    if (asking.length) this.setPending({ reply_id: last.msg.id, tool_calls: asking });
+    const calls = (state) => last?.msg.content.filter((b) => b.type === 'tool_call' && b.state === state) || [];
+    if (status === 'awaiting_permission' && !this.pending) {
+      const asking = calls('asking');
+      if (asking.length) this.setPending({ reply_id: last.msg.id, tool_calls: asking });
+    } else if (status === 'awaiting_external_result' && !this.external) {
+      const submitted = calls('submitted');
+      if (submitted.length) this.setExternal({ reply_id: last.msg.id, tool_calls: submitted });
+    }
+  }
+
+  // ---- the history window --------------------------------------------
+
+  showTop() {
+    this.top.textContent = this.older.length || this.olderMore ? 'Older messages load as you scroll up.' : '';
+  }
+
+  /** Draws older messages when the top of the list comes into view. */
+  watchTop() {
+    this.observer?.disconnect();
+    const box = this.list.parentElement;
+    if (!box || !('IntersectionObserver' in window)) return;
+    this.observer = new IntersectionObserver((seen) => {
+      if (seen.some((e) => e.isIntersecting)) this.drawOlder();
+    }, { root: box, rootMargin: '600px 0px 0px 0px' });
+    this.observer.observe(this.top);
+  }
+
+  async drawOlder() {
+    if (this.drawing || (!this.older.length && !this.olderMore)) return;
+    this.drawing = true;
+    try {
+      if (!this.older.length) {
+        const first = [...this.messages.keys()][0];
+        const page = await api('GET', `${this.path('/messages')}&${query({ limit: 200, before: first })}`);
+        this.older = page.messages;
+        this.olderMore = page.has_more;
+      }
+      const box = this.list.parentElement;
+      const from = box.scrollHeight - box.scrollTop;
+      const batch = this.older.splice(Math.max(0, this.older.length - BATCH));
+      for (const msg of batch.reverse()) this.addMessage(msg, true);
+      // Keep what the person was reading where it was.
+      box.scrollTop = box.scrollHeight - from;
+      this.showTop();
+    } catch (e) {
+      toast(`Could not load older messages: ${e.message}`);
+    } finally {
+      this.drawing = false;
+    }
+    // Still in view (a short batch): the next one.
+    requestAnimationFrame(() => {
+      const box = this.list.parentElement;
+      if (box && this.top.getBoundingClientRect().bottom > box.getBoundingClientRect().top - 600) this.drawOlder();
+    });
   }
 
   // ---- the message model --------------------------------------------
 
-  addMessage(msg) {
+  /** Draws `msg` at the end of the list (at the start when `older`). */
+  addMessage(msg, older = false) {
     const body = h('div', { class: 'msg-body' });
     const el = h('article', { class: `msg role-${msg.role}`, 'data-id': msg.id },
       h('div', { class: 'msg-name' }, msg.role === 'user' ? 'You' : (msg.name || msg.role)), body);
     const entry = { msg: { ...msg, content: [] }, el, body, blocks: new Map() };
-    this.messages.set(msg.id, entry);
-    this.list.append(el);
+    if (older) {
+      this.messages = new Map([[msg.id, entry], ...this.messages]);
+      this.top.after(el);
+    } else {
+      this.messages.set(msg.id, entry);
+      this.list.append(el);
+    }
     for (const block of msg.content || []) this.putBlock(entry, { ...block });
     if (msg.error) this.showError(entry, msg.error);
     return entry;
@@ -268,12 +344,25 @@ export class ChatView {
           const card = this.cards.get(call.id);
           if (card?.call) { card.call.state = 'asking'; card.view.update(card); }
         }
-        this.setPending(e);
+        // Calls asked one event at a time add up to one question.
+        if (this.pending?.reply_id === e.reply_id) {
+          const known = new Set(this.pending.tool_calls.map((c) => c.id));
+          this.setPending({ ...e, tool_calls: [...this.pending.tool_calls, ...e.tool_calls.filter((c) => !known.has(c.id))] });
+        } else {
+          this.setPending(e);
+        }
         this.setRunning(false);
         break;
       case 'REQUIRE_EXTERNAL_EXECUTION':
+        for (const call of e.tool_calls) {
+          const card = this.cards.get(call.id);
+          if (card?.call) { card.call.state = 'submitted'; card.view.update(card); }
+        }
+        this.setExternal(e);
         this.setRunning(false);
-        this.statusLine.textContent = 'Waiting for external tool results.';
+        break;
+      case 'EXTERNAL_EXECUTION_RESULT':
+        this.setExternal(null);
         break;
       case 'USER_CONFIRM_RESULT':
         this.setPending(null);
@@ -325,29 +414,41 @@ export class ChatView {
 
   setPending(ask) {
     this.pending = ask;
+    this.showQuestion();
+  }
+
+  setExternal(ask) {
+    this.external = ask;
+    this.showQuestion();
+  }
+
+  /** The parked reply's question, if any: a confirmation or external calls. */
+  showQuestion() {
     mount(this.confirmBox);
-    if (!ask) return;
-    const answers = new Map();
-    const rows = ask.tool_calls.map((call) => {
-      const decide = (confirmed, rules) => {
-        answers.set(call.id, { confirmed, tool_call: call, ...(rules ? { rules } : {}) });
-        row.classList.add('decided');
-        if (answers.size === ask.tool_calls.length) this.answer(ask, [...answers.values()]);
-      };
-      const rules = call.suggested_rules || [];
-      const row = h('div', { class: 'confirm-call' },
-        h('div', { class: 'confirm-title' }, 'Allow ', h('strong', {}, call.name), '?'),
-        argsView(call.name, call.input),
-        h('div', { class: 'confirm-actions' },
-          h('button', { class: 'primary allow-once', type: 'button', onclick: () => decide(true) }, 'Allow once'),
-          rules.length ? h('button', { class: 'allow-rule', type: 'button', title: rules.map(ruleText).join('\n'), onclick: () => decide(true, rules) },
-            `Always allow ${rules.map(ruleText).join(', ')}`) : null,
-          h('button', { class: 'danger deny', type: 'button', onclick: () => decide(false) }, 'Deny')));
-      return row;
-    });
-    mount(this.confirmBox, h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': 'Confirmation needed' },
-      h('div', { class: 'confirm-head' }, 'The agent asks for your permission'), rows));
+    if (this.pending) {
+      const ask = this.pending;
+      mount(this.confirmBox, confirmCard(ask, (results) => this.answer(ask, results)));
+    } else if (this.external) {
+      const ask = this.external;
+      mount(this.confirmBox, externalCard(ask, (results) => this.sendResults(ask, results)));
+    } else {
+      return;
+    }
     this.scroll(true);
+  }
+
+  async sendResults(ask, results) {
+    try {
+      await api('POST', '/chat/', {
+        agent_id: this.agentId,
+        session_id: this.sessionId,
+        input: { type: 'EXTERNAL_EXECUTION_RESULT', reply_id: ask.reply_id, execution_results: results },
+      });
+      this.setExternal(null);
+      this.setRunning(true);
+    } catch (e) {
+      toast(`The results were refused: ${e.message}`);
+    }
   }
 
   async answer(ask, results) {
@@ -399,7 +500,7 @@ export class ChatView {
   async send() {
     const text = this.input.value.trim();
     if (!text && !this.attachments.length) return;
-    if (this.running || this.pending) { toast('Wait for the reply (or stop it) first.', 'info'); return; }
+    if (this.running || this.pending || this.external) { toast('Wait for the reply (or stop it) first.', 'info'); return; }
     const content = [];
     if (text) content.push({ type: 'text', text, id: uid() });
     content.push(...this.attachments);
@@ -441,13 +542,6 @@ export class ChatView {
     const near = box.scrollHeight - box.scrollTop - box.clientHeight < 160;
     if (force || near) box.scrollTop = box.scrollHeight;
   }
-}
-
-function ruleText(rule) {
-  if (typeof rule === 'string') return rule;
-  const tool = rule.tool_name || rule.tool || rule.name || '';
-  const content = rule.rule_content ?? rule.content ?? rule.pattern;
-  return content ? `${tool}(${content})` : tool || JSON.stringify(rule);
 }
 
 /** A hint's source (a name, or JSON with a `label`) as a short title. */

@@ -1,10 +1,12 @@
 // Model and tool output is untrusted: markdown is rendered by marked and
 // the HTML sanitised by DOMPurify before it reaches the page (no script,
 // no event handler, no javascript: or other non-web URL, no form, no
-// style); links open in a new tab without a referrer.
+// style); links open in a new tab without a referrer. Code blocks are
+// highlighted after sanitising (highlight.js adds text spans only).
 
 import { Marked } from './vendor/marked.esm.js';
 import DOMPurify from './vendor/purify.es.mjs';
+import { highlightAll } from './highlight.js';
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
@@ -41,5 +43,7 @@ export function renderMarkdown(text) {
     pre.textContent = text;
     return pre;
   }
-  return DOMPurify.sanitize(html, POLICY);
+  const fragment = DOMPurify.sanitize(html, POLICY);
+  highlightAll(fragment);
+  return fragment;
 }

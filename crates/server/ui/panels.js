@@ -63,19 +63,16 @@ export async function agentDialog(agent, onSaved) {
   } }, form.el, h('button', { class: 'primary', type: 'submit' }, agent ? 'Save' : 'Create agent')), { wide: true });
 }
 
-/** A new session of `agentId`: a credential and one of its model cards. */
-export async function sessionDialog(agentId, hasSessions, onCreated) {
+/** A credential and one of its model cards (or a typed model name):
+ * `fields` for a form, `config()` the `chat_model_config` (null when no
+ * model is picked). `null` when the user has no credential. */
+export async function modelPicker() {
   const { credentials } = await api('GET', '/credential/');
-  if (!credentials.length) {
-    toast('Add a credential first (Credentials, in the menu).', 'info');
-    return;
-  }
+  if (!credentials.length) return null;
   const credSelect = h('select', { name: 'credential', 'aria-label': 'Credential' },
     credentials.map((c) => h('option', { value: c.id }, `${c.data.name || c.id} (${c.data.type})`)));
   const modelSelect = h('select', { name: 'model', 'aria-label': 'Model' });
   const custom = h('input', { name: 'model-custom', type: 'text', placeholder: 'or another model name' });
-  const name = h('input', { name: 'session-name', type: 'text', placeholder: 'named after the first message' });
-  const fresh = h('input', { name: 'fresh-workspace', type: 'checkbox', checked: hasSessions });
   const loadModels = async () => {
     const cred = credentials.find((c) => c.id === credSelect.value);
     try {
@@ -85,15 +82,31 @@ export async function sessionDialog(agentId, hasSessions, onCreated) {
   };
   credSelect.addEventListener('change', loadModels);
   await loadModels();
+  return {
+    fields: [h('div', { class: 'field' }, h('label', {}, 'Credential'), credSelect),
+      h('div', { class: 'field' }, h('label', {}, 'Model'), modelSelect, custom)],
+    config() {
+      const cred = credentials.find((c) => c.id === credSelect.value);
+      const model = custom.value.trim() || modelSelect.value;
+      return model ? { type: cred.data.type, credential_id: cred.id, model, parameters: {} } : null;
+    },
+  };
+}
+
+/** A new session of `agentId`: a credential and one of its model cards. */
+export async function sessionDialog(agentId, hasSessions, onCreated) {
+  const picker = await modelPicker();
+  if (!picker) {
+    toast('Add a credential first (Credentials, in the menu).', 'info');
+    return;
+  }
+  const name = h('input', { name: 'session-name', type: 'text', placeholder: 'named after the first message' });
+  const fresh = h('input', { name: 'fresh-workspace', type: 'checkbox', checked: hasSessions });
   const dialog = modal('New session', h('form', { class: 'stack', onsubmit: async (e) => {
     e.preventDefault();
-    const cred = credentials.find((c) => c.id === credSelect.value);
-    const model = custom.value.trim() || modelSelect.value;
-    if (!model) { toast('Pick a model.'); return; }
-    const body = {
-      agent_id: agentId,
-      chat_model_config: { type: cred.data.type, credential_id: cred.id, model, parameters: {} },
-    };
+    const config = picker.config();
+    if (!config) { toast('Pick a model.'); return; }
+    const body = { agent_id: agentId, chat_model_config: config };
     if (name.value.trim()) body.name = name.value.trim();
     if (fresh.checked) body.workspace_id = crypto.randomUUID().replaceAll('-', '');
     try {
@@ -102,8 +115,7 @@ export async function sessionDialog(agentId, hasSessions, onCreated) {
       onCreated?.(id);
     } catch (err) { toast(err.message); }
   } },
-  h('div', { class: 'field' }, h('label', {}, 'Credential'), credSelect),
-  h('div', { class: 'field' }, h('label', {}, 'Model'), modelSelect, custom),
+  picker.fields,
   h('div', { class: 'field' }, h('label', {}, 'Name'), name),
   h('div', { class: 'field check' }, fresh, h('label', {}, 'Its own workspace (otherwise the agent’s shared one)')),
   h('button', { class: 'primary', type: 'submit' }, 'Start')));

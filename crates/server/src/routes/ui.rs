@@ -3,7 +3,8 @@
 //! API's own origin.
 //!
 //! The UI is plain ES modules (no build step) with two vendored libraries
-//! (a markdown renderer and an HTML sanitiser, each with its license). Its
+//! (a markdown renderer and an HTML sanitiser, each with its license) and
+//! a small code highlighter of its own. Its
 //! pages are not API operations, so they are not in [`super::ROUTES`] nor
 //! in the OpenAPI document. Every answer carries a strict
 //! Content-Security-Policy: scripts only from this origin, no inline
@@ -44,17 +45,23 @@ const ASSETS: &[Asset] = &[
     ("app.js", JS, include_bytes!("../../ui/app.js")),
     ("api.js", JS, include_bytes!("../../ui/api.js")),
     ("chat.js", JS, include_bytes!("../../ui/chat.js")),
+    ("confirm.js", JS, include_bytes!("../../ui/confirm.js")),
+    ("cron.js", JS, include_bytes!("../../ui/cron.js")),
     ("docs.js", JS, include_bytes!("../../ui/docs.js")),
     ("dom.js", JS, include_bytes!("../../ui/dom.js")),
     ("forms.js", JS, include_bytes!("../../ui/forms.js")),
+    ("highlight.js", JS, include_bytes!("../../ui/highlight.js")),
+    ("knowledge.js", JS, include_bytes!("../../ui/knowledge.js")),
     ("markdown.js", JS, include_bytes!("../../ui/markdown.js")),
     ("panels.js", JS, include_bytes!("../../ui/panels.js")),
+    ("schedules.js", JS, include_bytes!("../../ui/schedules.js")),
     (
         "schema-view.js",
         JS,
         include_bytes!("../../ui/schema-view.js"),
     ),
     ("tools.js", JS, include_bytes!("../../ui/tools.js")),
+    ("workspace.js", JS, include_bytes!("../../ui/workspace.js")),
     (
         "vendor/marked.esm.js",
         JS,

@@ -1,7 +1,8 @@
 //! Our own web UI at `/`, driven in a real headless Chromium against the
 //! service and the scripted model server: what a person sees (DOM text),
 //! not only what goes over the network. Screenshots of the main screens go
-//! to `target/ui-screenshots/`.
+//! to `target/ui-screenshots/`. The panels' tests are in `ui_panels.rs`,
+//! the benchmark of a long history in `ui_bench.rs`.
 
 use std::time::Duration;
 
@@ -11,6 +12,11 @@ use serde_json::{Value, json};
 
 use super::common::{Harness, text_answer};
 use super::webdriver::Browser;
+
+#[path = "ui_bench.rs"]
+mod bench;
+#[path = "ui_panels.rs"]
+mod panels;
 
 const ENTER: &str = "\u{E007}";
 

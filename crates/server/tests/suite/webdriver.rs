@@ -182,6 +182,12 @@ impl Browser {
 
     pub(crate) async fn click(&self, css: &str) {
         let el = self.find(css).await;
+        // Into the middle of its scroller, clear of sticky headers.
+        self.js(
+            "arguments[0].scrollIntoView({block: 'center'});",
+            json!([{ ELEMENT: el }]),
+        )
+        .await;
         self.post(&format!("/element/{el}/click"), json!({})).await;
     }
 
