@@ -67,6 +67,12 @@ pub struct TenantPolicy {
     /// default 1000), made through the API, by a schedule or for a team
     /// member; one more is refused with a `429` naming the setting.
     pub max_sessions_per_user: usize,
+    /// The most workspaces one user may have open at once on a replica
+    /// (`max_live_workspaces_per_user`, default 32): each may hold MCP
+    /// server processes. A chat or workspace request that would open one
+    /// more is answered `429`; an open workspace closes after it has been
+    /// idle for the workspace TTL.
+    pub max_live_workspaces_per_user: usize,
 }
 
 /// The period a user token quota counts over.
@@ -141,6 +147,7 @@ impl Default for TenantPolicy {
             min_schedule_interval_secs: 60,
             max_concurrent_runs_per_user: 16,
             max_sessions_per_user: 1000,
+            max_live_workspaces_per_user: 32,
         }
     }
 }

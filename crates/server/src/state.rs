@@ -290,7 +290,8 @@ impl AppState {
             }
             WorkspaceMode::Local => WorkspaceManager::local(base, config.isolation),
         }
-        .with_ttl(config.workspace_ttl);
+        .with_ttl(config.workspace_ttl)
+        .with_max_live_per_user(config.policy.max_live_workspaces_per_user);
         let hubs = crate::service::hub::Hubs::new(config.hubs.clone(), config.hub_cache_ttl);
         let knowledge = crate::service::knowledge::Runtime::new(&config.knowledge);
         Self {

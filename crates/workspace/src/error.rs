@@ -56,6 +56,15 @@ pub enum Error {
         /// The skill name.
         name: String,
     },
+    /// The user has as many live workspaces as the operator allows.
+    #[error(
+        "this user already has {limit} workspaces open (the operator's limit of live \
+         workspaces per user); one closes after it has been idle for a while"
+    )]
+    TooManyLive {
+        /// The limit.
+        limit: usize,
+    },
     /// The workspace was closed.
     #[error("the workspace {id} is closed")]
     Closed {

@@ -75,6 +75,10 @@ pub struct WorkspaceManager {
     /// One lock per workspace being made, so two requests for one id make
     /// it once while requests for other ids go on.
     making: std::sync::Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    /// The most workspaces one user may have live (`None`: no limit).
+    max_live_per_user: Option<usize>,
+    /// Per user, the workspaces being made now: counted with the live ones.
+    pending: std::sync::Mutex<HashMap<String, usize>>,
 }
 
 impl fmt::Debug for WorkspaceManager {
@@ -102,13 +106,13 @@ pub fn user_dir_name(user_id: &str) -> String {
     name
 }
 
-/// Creates a user's directory: others may pass through it to a workspace
-/// (a sandbox user must), never list it.
+/// Creates a user's directory, private: a sandbox started by root reaches
+/// its workspace through a mount made for it, not by passing through.
 fn private_user_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     let fail = |e| crate::Error::io(format!("creating {}", dir.display()), e);
     std::fs::create_dir_all(dir).map_err(fail)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).map_err(fail)
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)
 }
 
 impl WorkspaceManager {
@@ -122,6 +126,55 @@ impl WorkspaceManager {
             factory,
             cache: tokio::sync::Mutex::default(),
             making: std::sync::Mutex::default(),
+            max_live_per_user: None,
+            pending: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Lets one user have at most `max` workspaces live at once (each may
+    /// hold MCP server processes and, with the warm sandbox, a sandbox): a
+    /// request for another one fails with
+    /// [`Error::TooManyLive`](crate::Error::TooManyLive) until one has been
+    /// idle for the TTL and is closed.
+    #[must_use]
+    pub fn with_max_live_per_user(mut self, max: usize) -> Self {
+        self.max_live_per_user = Some(max.max(1));
+        self
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts one more workspace of `user` being made, unless the user is
+    /// at the limit (its live ones and those being made).
+    async fn reserve(&self, user: &str) -> Result<()> {
+        let Some(limit) = self.max_live_per_user else {
+            return Ok(());
+        };
+        let cache = self.cache.lock().await;
+        let live = cache.keys().filter(|(u, _)| u == user).count();
+        let mut pending = self.pending();
+        let making = pending.entry(user.to_owned()).or_default();
+        if live + *making >= limit {
+            return Err(crate::Error::TooManyLive { limit });
+        }
+        *making += 1;
+        Ok(())
+    }
+
+    fn release(&self, user: &str) {
+        if self.max_live_per_user.is_none() {
+            return;
+        }
+        let mut pending = self.pending();
+        if let Some(n) = pending.get_mut(user) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                pending.remove(user);
+            }
         }
     }
 
@@ -236,24 +289,30 @@ impl WorkspaceManager {
             // Someone else may have made it while this request waited.
             match self.hit(&key).await {
                 Some(hit) => Ok(hit),
-                None => {
-                    let made = (self.factory)(WorkspaceSpec {
-                        user_id: user_id.to_owned(),
-                        workspace_id: id,
-                        dir,
-                    })
-                    .await;
-                    if let Ok(workspace) = &made {
-                        self.cache.lock().await.insert(
-                            key.clone(),
-                            Entry {
-                                workspace: Arc::clone(workspace),
-                                last_used: Instant::now(),
-                            },
-                        );
+                None => match self.reserve(user_id).await {
+                    Err(e) => Err(e),
+                    Ok(()) => {
+                        let made = (self.factory)(WorkspaceSpec {
+                            user_id: user_id.to_owned(),
+                            workspace_id: id,
+                            dir,
+                        })
+                        .await;
+                        let mut cache = self.cache.lock().await;
+                        if let Ok(workspace) = &made {
+                            cache.insert(
+                                key.clone(),
+                                Entry {
+                                    workspace: Arc::clone(workspace),
+                                    last_used: Instant::now(),
+                                },
+                            );
+                        }
+                        self.release(user_id);
+                        drop(cache);
+                        made
                     }
-                    made
-                }
+                },
             }
         };
         drop(lock);

@@ -73,6 +73,9 @@ impl From<oxiscope_workspace::Error> for WsError {
                 Self::Api(ApiError::Conflict(e.to_string()))
             }
             E::UnknownSkill { .. } => Self::Api(ApiError::NotFound(e.to_string())),
+            E::TooManyLive { .. } => Self::Api(ApiError::TooManyRequests(format!(
+                "{e} (max_live_workspaces_per_user)"
+            ))),
             other => Self::Api(ApiError::Internal(format!("the workspace: {other}"))),
         }
     }

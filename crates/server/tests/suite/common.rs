@@ -122,9 +122,9 @@ impl Harness {
         configure: impl FnOnce(ServerConfig) -> ServerConfig,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        // As `oxiscope serve` does when sandboxes run as another user:
-        // they may pass through (not list) the data directory.
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        // Private, as `oxiscope serve` makes it: sandboxes reach their
+        // workspaces without passing through it.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let storage = Arc::new(SqliteStorage::open(dir.path()).await.unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

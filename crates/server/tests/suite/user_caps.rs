@@ -89,3 +89,40 @@ async fn a_session_past_the_users_cap_is_429_naming_the_setting() {
     // Another user is not counted with it.
     h.setup("v").await;
 }
+
+#[tokio::test]
+async fn a_workspace_past_the_users_live_cap_is_429_until_one_closes() {
+    let h = Harness::start_with_policy(TenantPolicy {
+        max_live_workspaces_per_user: 1,
+        ..caps(16, 100)
+    })
+    .await;
+    // Two agents: two workspaces (one per agent).
+    let first = h.setup("u").await;
+    let second = h.setup("u").await;
+    h.fake.push(text_answer("One."));
+    let mut sse = h.subscribe("u", &first, None).await;
+    assert_eq!(h.chat("u", &first, user_msg("hi")).await.0, 200);
+    sse.until("REPLY_END").await;
+    h.wait_not_running("u", &first).await;
+    // The second workspace would be one more open for u.
+    let listing = format!(
+        "/workspace/status?agent_id={}&session_id={}",
+        second.agent_id, second.session_id
+    );
+    let (code, body) = h.get(&listing, "u").await;
+    assert_eq!(code, 429, "{body}");
+    let detail = body["detail"].as_str().unwrap();
+    assert!(detail.contains("max_live_workspaces_per_user"), "{detail}");
+    // Another user is not held; the first workspace is still served.
+    let other = h.setup("v").await;
+    let other_listing = format!(
+        "/workspace/status?agent_id={}&session_id={}",
+        other.agent_id, other.session_id
+    );
+    assert_eq!(h.get(&other_listing, "v").await.0, 200);
+    // Once u's open workspace is closed, the second one opens.
+    h.state.workspaces().close("u", &first.agent_id).await;
+    let (code, body) = h.get(&listing, "u").await;
+    assert_eq!(code, 200, "{body}");
+}

@@ -121,3 +121,34 @@ async fn a_slow_workspace_delays_no_other_and_is_made_once() {
     assert!(Arc::ptr_eq(&a, &b));
     assert_eq!(made.load(Ordering::SeqCst), 2, "slow once, fast once");
 }
+
+#[tokio::test]
+async fn a_user_may_have_only_so_many_workspaces_live() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manager = WorkspaceManager::local(tmp.path(), Isolation::PerAgent)
+        .with_max_live_per_user(2)
+        .with_ttl(Duration::from_secs(3600));
+    let one = manager.get("alice", "a1", "s", None).await.unwrap();
+    let two = manager.get("alice", "a2", "s", None).await.unwrap();
+    let err = manager.get("alice", "a3", "s", None).await.err().unwrap();
+    assert!(
+        matches!(err, oxiscope_workspace::Error::TooManyLive { limit: 2 }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("2 workspaces open"), "{err}");
+    // A live one is still handed out, and other users are not affected.
+    let again = manager.get("alice", "a1", "s2", None).await.unwrap();
+    assert!(std::sync::Arc::ptr_eq(&one, &again));
+    manager.get("bob", "a3", "s", None).await.unwrap();
+    // Many requests at once cannot pass the limit together.
+    let agents: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
+    let tries = futures_util::future::join_all(
+        agents.iter().map(|a| manager.get("carol", a, "s", None)),
+    )
+    .await;
+    assert_eq!(tries.iter().filter(|r| r.is_ok()).count(), 2);
+    drop((one, two, again, tries));
+    // Once closed, room is made again.
+    manager.close("alice", "a1").await;
+    manager.get("alice", "a3", "s", None).await.unwrap();
+}

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use oxiscope_workspace::{Error, SandboxConfig, SandboxWorkspace, Workspace};
 
-/// A temporary directory the sandbox user can traverse (the sandbox runs
-/// as `nobody` when the tests run as root), with a host "secret" beside
-/// the workspace.
+/// A private temporary directory (`0700`: when the tests run as root the
+/// sandbox runs as `nobody`, who cannot pass through it, as under a
+/// `0700` home), with a host "secret" beside the workspace.
 pub(crate) struct Scratch {
     pub(crate) dir: tempfile::TempDir,
 }
@@ -16,7 +16,7 @@ pub(crate) struct Scratch {
 impl Scratch {
     pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::write(dir.path().join("secret.key"), "HOST-SECRET-KEY").unwrap();
         Self { dir }
     }
