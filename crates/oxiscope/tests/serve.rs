@@ -526,24 +526,38 @@ async fn the_key_command_serve_prints_writes_where_serve_reads_and_keys_can_be_r
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        (out.status.success(), String::from_utf8(out.stdout).unwrap(), stderr)
+        (
+            out.status.success(),
+            String::from_utf8(out.stdout).unwrap(),
+            stderr,
+        )
     };
     let (ok, listed, _) = keys(&["list", "--json"]);
     assert!(ok);
-    let rows: Vec<Value> = listed.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Value> = listed
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 1, "{listed}");
     assert_eq!(rows[0]["user"], "dave");
     let id = rows[0]["id"].as_str().unwrap().to_owned();
     assert!(!listed.contains(&key), "a listing never shows the key");
     let (ok, table, _) = keys(&["list"]);
-    assert!(ok && table.contains(&id) && table.contains("dave"), "{table}");
+    assert!(
+        ok && table.contains(&id) && table.contains("dave"),
+        "{table}"
+    );
 
     let (ok, _, said) = keys(&["revoke", "deadbeef00"]);
     assert!(!ok && said.contains("no API key"), "{said}");
     let (ok, _, said) = keys(&["revoke", &id]);
     assert!(ok, "{said}");
     assert!(said.contains("revoked") && said.contains(&id), "{said}");
-    assert_eq!(c.get("/agent/").await.0, 401, "a revoked key is refused at once");
+    assert_eq!(
+        c.get("/agent/").await.0,
+        401,
+        "a revoked key is refused at once"
+    );
     let (_, listed, _) = keys(&["list", "--json"]);
     assert_eq!(listed.trim(), "");
 }

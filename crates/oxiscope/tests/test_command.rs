@@ -19,7 +19,11 @@ fn summary_of(skips: &str) -> String {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -31,10 +35,22 @@ fn every_skip_is_counted_and_what_is_missing_is_named() {
          suite::mcp::c: the MCP test server is not installed (node on PATH: false)\n\
          suite::ui::d: chromium or chromedriver is missing\n",
     );
-    assert!(line.starts_with("== test summary: 4 tests skipped: "), "{line}");
-    assert!(line.contains("2 for bubblewrap (apt-get install bubblewrap"), "{line}");
-    assert!(line.contains("1 for the MCP test servers (npm ci"), "{line}");
-    assert!(line.contains("1 for chromium and chromium-driver"), "{line}");
+    assert!(
+        line.starts_with("== test summary: 4 tests skipped: "),
+        "{line}"
+    );
+    assert!(
+        line.contains("2 for bubblewrap (apt-get install bubblewrap"),
+        "{line}"
+    );
+    assert!(
+        line.contains("1 for the MCP test servers (npm ci"),
+        "{line}"
+    );
+    assert!(
+        line.contains("1 for chromium and chromium-driver"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -47,6 +63,12 @@ fn ci_runs_the_readmes_test_command() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
-    assert!(readme.contains("```sh\nscripts/test\n```"), "the README names scripts/test");
-    assert!(ci.lines().any(|l| l.trim() == "scripts/test"), ".ci/run calls it");
+    assert!(
+        readme.contains("```sh\nscripts/test\n```"),
+        "the README names scripts/test"
+    );
+    assert!(
+        ci.lines().any(|l| l.trim() == "scripts/test"),
+        ".ci/run calls it"
+    );
 }

@@ -45,6 +45,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod api_key_sql;
 mod background;
 mod bus;
 mod columns;
@@ -55,7 +56,6 @@ mod params;
 mod postgres;
 mod record;
 mod rows;
-mod api_key_sql;
 mod schedule_sql;
 mod sql_storage;
 mod sqlite;

@@ -138,8 +138,16 @@ async fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     if keys.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    let user_width = keys.iter().map(|k| k.user_id.chars().count()).max().unwrap_or(0).max(4);
-    println!("{:<ID_LEN$}  {:<user_width$}  {:<26}  LABEL", "ID", "USER", "CREATED");
+    let user_width = keys
+        .iter()
+        .map(|k| k.user_id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    println!(
+        "{:<ID_LEN$}  {:<user_width$}  {:<26}  LABEL",
+        "ID", "USER", "CREATED"
+    );
     for k in &keys {
         println!(
             "{:<ID_LEN$}  {:<user_width$}  {:<26}  {}",
@@ -162,7 +170,8 @@ async fn revoke(args: &RevokeArgs) -> anyhow::Result<ExitCode> {
                 id.len() >= MIN_PREFIX,
                 "a key id has at least {MIN_PREFIX} characters (`oxiscope keys list` shows them)"
             );
-            let found: Vec<&ApiKeyRecord> = keys.iter().filter(|k| k.hash.starts_with(&id)).collect();
+            let found: Vec<&ApiKeyRecord> =
+                keys.iter().filter(|k| k.hash.starts_with(&id)).collect();
             match found.len() {
                 0 => anyhow::bail!("no API key {id} in {place}"),
                 1 => found,
@@ -195,5 +204,7 @@ fn id_of(k: &ApiKeyRecord) -> &str {
 
 /// `text` without control characters, for a terminal.
 fn printable(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }

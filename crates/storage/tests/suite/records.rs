@@ -119,7 +119,10 @@ async fn credentials_schedules_and_api_keys_round_trip(site: &Site) {
     };
     db.create_api_key(&other).await.unwrap();
     // By user, then age.
-    assert_eq!(db.list_api_keys().await.unwrap(), vec![other.clone(), k.clone()]);
+    assert_eq!(
+        db.list_api_keys().await.unwrap(),
+        vec![other.clone(), k.clone()]
+    );
     assert!(db.delete_api_key(&k.hash).await.unwrap());
     assert!(!db.delete_api_key(&k.hash).await.unwrap());
     assert_eq!(db.find_api_key(&k.hash).await.unwrap(), None);
