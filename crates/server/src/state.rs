@@ -65,6 +65,13 @@ pub struct ServerConfig {
     pub hubs: Vec<crate::service::HubSource>,
     /// How long a hub's catalogue is used before it is read again.
     pub hub_cache_ttl: Duration,
+    /// How long one skill install request may take in all (from a
+    /// workspace folder, an upload or the library): the wait for one of
+    /// the shared install slots, the download or copy, and the copy into
+    /// the workspace. Past it the request is answered 503 (408 while the
+    /// client's upload was still arriving), its slot is freed and nothing
+    /// is installed. 5 minutes by default.
+    pub skill_install_limit: Duration,
     /// Where the titles of automatically named sessions come from.
     pub session_titles: crate::service::SessionTitles,
     /// How long a workspace file download token is accepted.
@@ -124,6 +131,7 @@ impl ServerConfig {
             inbox_limit: 64,
             hubs: Vec::new(),
             hub_cache_ttl: Duration::from_secs(300),
+            skill_install_limit: Duration::from_secs(300),
             session_titles: crate::service::SessionTitles::Model,
             download_token_ttl: Duration::from_secs(60),
             span_exporter: None,
@@ -184,6 +192,14 @@ impl ServerConfig {
     #[must_use]
     pub fn with_session_titles(mut self, titles: crate::service::SessionTitles) -> Self {
         self.session_titles = titles;
+        self
+    }
+
+    /// How long one skill install request may take (see
+    /// [`ServerConfig::skill_install_limit`]).
+    #[must_use]
+    pub fn with_skill_install_limit(mut self, limit: Duration) -> Self {
+        self.skill_install_limit = limit;
         self
     }
 

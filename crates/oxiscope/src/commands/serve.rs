@@ -157,6 +157,14 @@ pub(crate) struct ServeArgs {
     /// The most MiB of uploaded knowledge-base files one user may keep.
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     kb_max_mib_per_user: u64,
+    /// How long indexing one knowledge-base document may take once it
+    /// holds a slot; past it the document is marked as an error.
+    #[arg(long, value_name = "SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    kb_document_time_limit_secs: u64,
+    /// How long one skill install request may take in all, the wait for
+    /// a free install slot included; past it the request is answered 503.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    skill_install_time_limit_secs: u64,
     /// How long a tool call may run before it is moved to the background:
     /// the reply goes on with a placeholder result, and the call's result
     /// arrives later in the session as a message (a call cut off by a
@@ -640,7 +648,11 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             args.kb_max_bases_per_user,
             args.kb_max_documents_per_user,
             args.kb_max_mib_per_user.saturating_mul(1 << 20),
-        );
+        )
+        .with_document_time_limit(std::time::Duration::from_secs(
+            args.kb_document_time_limit_secs,
+        ));
+    config.skill_install_limit = std::time::Duration::from_secs(args.skill_install_time_limit_secs);
     let vector_store_url = args
         .vector_store_url
         .clone()

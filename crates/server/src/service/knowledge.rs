@@ -12,8 +12,9 @@
 //!
 //! A tenant is bounded (see [`KnowledgeSettings`]): knowledge bases,
 //! documents and stored bytes per user (403, or 413 for an upload larger
-//! than what is left), form parts per upload, and at most half of the
-//! indexing slots for one user's documents.
+//! than what is left), form parts per upload, at most half of the
+//! indexing slots for one user's documents, and a time limit per document
+//! once it holds a slot ([`KnowledgeSettings::document_time_limit`]).
 //!
 //! The default vector store is a file in the data directory: replicas that
 //! share one database must then also share the data directory (or run
@@ -35,6 +36,7 @@ mod token;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -72,6 +74,11 @@ pub struct KnowledgeSettings {
     /// most half of these slots (at least one), so a user who uploads many
     /// does not hold up everyone else's.
     pub indexing_concurrency: usize,
+    /// How long one document's indexing (parse, chunk, embed, store) may
+    /// hold its slot (default 30 minutes): past it the document is marked
+    /// `error`, saying so, its chunks are removed and the slot goes to the
+    /// next document. A hung embedding endpoint holds a slot no longer.
+    pub document_time_limit: Duration,
     /// The embedding model of the `local` credential; `None`: the offline
     /// all-MiniLM-L6-v2, from `<data_dir>/models` (fetched on first use
     /// when missing).
@@ -98,6 +105,7 @@ impl Default for KnowledgeSettings {
         Self {
             max_upload_bytes: 32 << 20,
             indexing_concurrency: 2,
+            document_time_limit: Duration::from_secs(30 * 60),
             offline_model: None,
             parse_limits: ParseLimits::default(),
             max_bases_per_user: 100,
@@ -130,6 +138,14 @@ impl KnowledgeSettings {
         self
     }
 
+    /// Another time limit per document (see
+    /// [`KnowledgeSettings::document_time_limit`]).
+    #[must_use]
+    pub fn with_document_time_limit(mut self, limit: Duration) -> Self {
+        self.document_time_limit = limit;
+        self
+    }
+
     /// Another upload limit.
     #[must_use]
     pub fn with_max_upload_bytes(mut self, bytes: usize) -> Self {
@@ -156,6 +172,8 @@ pub(crate) struct Runtime {
     /// Per user: the slots one user's documents may take.
     user_slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     per_user: usize,
+    /// How long one document may hold its slot.
+    time_limit: Duration,
     offline: OnceCell<Arc<dyn DynEmbeddingModel>>,
     parsers: ParserRegistry,
     /// Documents being indexed by this process (so a resume does not
@@ -177,6 +195,7 @@ impl Runtime {
             slots: Arc::new(Semaphore::new(settings.indexing_concurrency.max(1))),
             user_slots: Mutex::new(HashMap::new()),
             per_user: (settings.indexing_concurrency / 2).max(1),
+            time_limit: settings.document_time_limit,
             offline,
             parsers: ParserRegistry::with_limits(settings.parse_limits),
             running: Mutex::new(HashSet::new()),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::hub::{self, Failure, HubError, HubKind, render_mcp, validate_name};
-use super::workspace::install_turn;
+use super::workspace::{InstallDeadline, commit_skill, install_turn};
 use crate::api::{
     AddFromLibraryResponse, InstallMcpRequest, McpCard, McpView, SkillCard, SkillRecordView,
     SkillView, UpdateMcpRequest, WorkspaceQuery,
@@ -420,6 +420,9 @@ pub(crate) async fn add_mcps(
 
 /// Fetches the caller's library skills `ids` from their hubs and copies
 /// them into the session's workspace; each one that fails is reported.
+/// The whole request runs within the server's skill-install time limit:
+/// a skill it cuts off, and every one after it, is reported with the
+/// limit as its reason.
 ///
 /// # Errors
 /// 404 for a session that is not the caller's (of that agent).
@@ -429,6 +432,7 @@ pub(crate) async fn add_skills(
     query: &WorkspaceQuery,
     ids: Vec<String>,
 ) -> Result<AddFromLibraryResponse, Failure> {
+    let deadline = InstallDeadline::start(state);
     let ids = distinct_ids(ids, "skill_ids")?;
     let workspace = session_workspace(state, user, query).await?;
     let staging = state.data_dir().join("staging");
@@ -445,10 +449,14 @@ pub(crate) async fn add_skills(
                 continue;
             }
         };
-        match add_skill(state, user, &*workspace, &record, &query.agent_id, &staging).await {
-            Ok(name) => out.added.push(name),
-            Err(reason) => {
+        let install = add_skill(state, user, &workspace, &record, &query.agent_id, &staging);
+        match deadline.run(install).await {
+            Ok(Ok(name)) => out.added.push(name),
+            Ok(Err(reason)) => {
                 out.failed.insert(id, reason);
+            }
+            Err(expired) => {
+                out.failed.insert(id, expired.reason());
             }
         }
     }
@@ -459,7 +467,7 @@ pub(crate) async fn add_skills(
 async fn add_skill(
     state: &AppState,
     user: &str,
-    workspace: &dyn oxiscope_workspace::Workspace,
+    workspace: &std::sync::Arc<dyn oxiscope_workspace::Workspace>,
     record: &SkillLibraryRecord,
     agent_id: &str,
     staging: &std::path::Path,
@@ -482,8 +490,8 @@ async fn add_skill(
     let staged = hub::stage_skill(hubs, &catalogue, entry, staging)
         .await
         .map_err(|e| hub_reason(&e))?;
-    workspace
-        .add_skill(staged.dir.clone(), agent_id)
+    let dir = staged.dir.clone();
+    commit_skill(std::sync::Arc::clone(workspace), agent_id, dir, staged)
         .await
         .map_err(|e| workspace_reason(&e))
 }

@@ -9,6 +9,7 @@
 //! by sandboxed code cannot lead outside either.
 
 mod files;
+mod install;
 mod mcp;
 mod skills;
 mod token;
@@ -23,10 +24,9 @@ use oxiscope_workspace::{ConfinedDir, Workspace};
 use serde_json::json;
 
 pub(crate) use files::{FileDownload, list_directory, open_file, workspace_status};
+pub(crate) use install::{InstallDeadline, commit_skill, install_turn};
 pub(crate) use mcp::{add_mcp, list_mcps, remove_mcp};
-pub(crate) use skills::{
-    UPLOAD_BODY_LIMIT, add_skill_from_path, install_turn, list_skills, upload_skill,
-};
+pub(crate) use skills::{UPLOAD_BODY_LIMIT, add_skill_from_path, list_skills, upload_skill};
 pub(crate) use token::{DownloadClaims, mint_download_token, open_download_token};
 
 use crate::error::ApiError;
@@ -34,7 +34,8 @@ use crate::service::load_session;
 use crate::state::AppState;
 
 /// What a `/workspace/` route fails with: the usual [`ApiError`]s, plus
-/// AgentScope's string-detail 422 and a 413 for uploads over a limit.
+/// AgentScope's string-detail 422, a 413 for uploads over a limit, and
+/// the 408 and 503 of a skill install past its time limit.
 #[derive(Debug)]
 pub(crate) enum WsError {
     /// One of the service's usual errors.
@@ -45,6 +46,12 @@ pub(crate) enum WsError {
     TooLarge(String),
     /// 408 `{"detail": "..."}`: the request's body came too slowly.
     Timeout(String),
+    /// 503 `{"detail": "..."}`: the server's own time limit cut the
+    /// request off (a stalled source, or a wait for a busy shared slot);
+    /// trying again later may succeed. Not 504: no gateway's upstream is
+    /// meant (a folder install has none), and not 408: the client was on
+    /// time.
+    Unavailable(String),
 }
 
 impl From<ApiError> for WsError {
@@ -97,6 +104,11 @@ impl IntoResponse for WsError {
                 .into_response(),
             Self::Timeout(detail) => (
                 StatusCode::REQUEST_TIMEOUT,
+                axum::Json(json!({ "detail": detail })),
+            )
+                .into_response(),
+            Self::Unavailable(detail) => (
+                StatusCode::SERVICE_UNAVAILABLE,
                 axum::Json(json!({ "detail": detail })),
             )
                 .into_response(),

@@ -227,6 +227,42 @@ async fn one_tenants_stalled_uploads_do_not_block_another_tenants() {
     drop(held);
 }
 
+/// An upload that stalls is answered 408 at the skill-install time limit,
+/// naming it, and its tenant's next install takes the freed turn.
+#[tokio::test]
+async fn a_stalled_upload_is_cut_off_at_the_install_time_limit() {
+    use tokio::io::AsyncReadExt as _;
+    let h = Harness::start_custom(AuthMode::DevHeader, |c| {
+        c.with_workspace(WorkspaceMode::Local)
+            .with_skill_install_limit(Duration::from_secs(1))
+    })
+    .await;
+    let s = h.setup("mallory").await;
+    let mut stream = stalled_upload(&h, "mallory", &s).await;
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(15), async {
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&answer).contains("}") {
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    assert!(
+        read.is_ok(),
+        "the stalled upload was not cut off: {answer:?}"
+    );
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("time limit of 1 s"), "{answer}");
+    let md = b"---\nname: greet\ndescription: Says hello.\n---\n# Greet\n".to_vec();
+    let (code, body) = upload(&h, "mallory", &s, upload_body(&[("greet/SKILL.md", md)])).await;
+    assert_eq!(code, 201, "{body}");
+}
+
 /// A `SKILL.md` whose front matter is a "billion laughs" of YAML aliases
 /// is refused (or read) quickly, not expanded.
 #[tokio::test]

@@ -1128,3 +1128,69 @@ async fn documents_served_inline_carry_the_sandboxing_policy() {
         assert_eq!(headers["cache-control"], "private, no-cache");
     }
 }
+
+/// The hashing embedder, except that it never answers for a text that
+/// says "stall": an embedding endpoint that hangs.
+#[derive(Debug)]
+struct HangsOnStall(HashingEmbedder);
+
+impl oxiscope_model::EmbeddingModel for HangsOnStall {
+    fn model_name(&self) -> &str {
+        "hangs-on-stall"
+    }
+
+    fn dimensions(&self) -> Option<NonZeroU32> {
+        oxiscope_model::EmbeddingModel::dimensions(&self.0)
+    }
+
+    async fn embed(
+        &self,
+        request: oxiscope_model::EmbeddingRequest<'_>,
+    ) -> Result<oxiscope_model::EmbeddingResponse, oxiscope_model::ModelError> {
+        if request.texts.iter().any(|t| t.contains("stall")) {
+            std::future::pending::<()>().await;
+        }
+        oxiscope_model::EmbeddingModel::embed(&self.0, request).await
+    }
+}
+
+/// Documents whose embedding hangs hold the indexing slots only until
+/// the time limit: each is marked `error`, saying so, and another
+/// tenant's document waiting behind them is indexed.
+#[tokio::test]
+async fn a_document_whose_embedding_hangs_errs_at_the_time_limit_and_frees_its_slot() {
+    let dims = NonZeroU32::new(DIMENSIONS).unwrap();
+    let mut knowledge = settings()
+        .with_offline_model(Arc::new(HangsOnStall(HashingEmbedder::new(dims))))
+        .with_document_time_limit(Duration::from_secs(1));
+    knowledge.indexing_concurrency = 2;
+    let h = Harness::start_custom(AuthMode::DevHeader, |c| c.with_knowledge(knowledge)).await;
+    // Two tenants' hanging documents take both slots.
+    let mut stalled = Vec::new();
+    for user in ["mallory", "eve"] {
+        let kb = create_kb(&h, user, "Stalls", DIMENSIONS).await;
+        let text = "This document makes the embedder stall.";
+        let (code, body) = upload(&h, user, &kb, "stall.txt", text.as_bytes(), None).await;
+        assert_eq!(code, 201, "{body}");
+        stalled.push((user, kb, body["document_id"].as_str().unwrap().to_owned()));
+    }
+    let theirs = create_kb(&h, "alice", "Alice's", DIMENSIONS).await;
+    let (code, body) = upload(&h, "alice", &theirs, "a.txt", VOLCANO.as_bytes(), None).await;
+    assert_eq!(code, 201, "{body}");
+    let id = body["document_id"].as_str().unwrap().to_owned();
+
+    let indexed = tokio::time::timeout(
+        Duration::from_secs(20),
+        wait_indexed(&h, "alice", &theirs, &[&id]),
+    )
+    .await
+    .expect("alice's document waited behind the hanging ones");
+    assert_eq!(indexed[0]["status"], "ready", "{}", indexed[0]);
+    assert!(indexed[0]["chunk_count"].as_i64().unwrap() > 0);
+    for (user, kb, doc) in &stalled {
+        let items = wait_indexed(&h, user, kb, &[doc]).await;
+        assert_eq!(items[0]["status"], "error", "{}", items[0]);
+        let message = items[0]["error"].as_str().unwrap_or_default();
+        assert!(message.contains("time limit of 1 s"), "{}", items[0]);
+    }
+}

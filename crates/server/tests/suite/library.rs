@@ -813,3 +813,127 @@ async fn a_users_library_holds_a_bounded_number_of_entries() {
     // Another user's library is their own.
     assert_eq!(install("v", 0).await.0, 201);
 }
+
+/// Installs that stall (a hub whose archive never finishes) are cut off
+/// at the skill-install time limit and free their slots: with every
+/// shared slot held by another tenant's stalled install, a tenant's
+/// install goes through once those are cut off, not when the hub's own
+/// download timeout ends them.
+#[tokio::test]
+async fn stalled_skill_installs_are_cut_off_at_the_time_limit_and_free_their_slots() {
+    use oxiscope_server::{AuthMode, WorkspaceMode};
+    use oxiscope_test_support::BodyEnd;
+    let hub = FakeServer::start().await.unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let archive = skill_archive(scratch.path(), "quick-skill");
+    let catalogue = json!({
+        "kind": "skill", "hub_id": "remote", "display_name": "Remote",
+        "cards": [
+            {"id": "slow", "name": "slow-skill", "markdown": "slow",
+             "archive_url": hub.url("/archives/slow.tar.gz")},
+            {"id": "quick", "name": "quick-skill", "markdown": "quick",
+             "archive_url": hub.url("/archives/quick.tar.gz")},
+        ]
+    });
+    for _ in 0..8 {
+        hub.push_for("/hub.json", ScriptedResponse::json(200, &catalogue));
+    }
+    let url = hub.url("/hub.json");
+    let h = Harness::start_custom(AuthMode::DevHeader, move |c| {
+        let mut c = c
+            .with_workspace(WorkspaceMode::Local)
+            .with_hubs(vec![HubSource::Remote(url)])
+            .with_skill_install_limit(Duration::from_secs(2));
+        c.hub_cache_ttl = Duration::from_secs(300);
+        c
+    })
+    .await;
+    // One tenant per shared slot (a tenant holds at most one).
+    let mut tenants = Vec::new();
+    for (user, card) in [
+        ("m0", "slow"),
+        ("m1", "slow"),
+        ("m2", "slow"),
+        ("m3", "slow"),
+        ("alice", "quick"),
+    ] {
+        let s = h.setup(user).await;
+        let (code, view) = h
+            .post(
+                &format!("/hub/skill/remote/cards/{card}/install"),
+                user,
+                json!({}),
+            )
+            .await;
+        assert_eq!(code, 201, "{view}");
+        tenants.push((user, s, view["id"].as_str().unwrap().to_owned()));
+    }
+    let Some((alice, alice_s, alice_id)) = tenants.pop() else {
+        unreachable!()
+    };
+    for _ in 0..4 {
+        hub.push_for(
+            "/archives/slow.tar.gz",
+            ScriptedResponse::new(200)
+                .with_chunk_after(Duration::ZERO, vec![0x1f, 0x8b])
+                .with_end(BodyEnd::Stall),
+        );
+    }
+    hub.push_for(
+        "/archives/quick.tar.gz",
+        ScriptedResponse::new(200).with_body(archive),
+    );
+    let paths: Vec<String> = tenants
+        .iter()
+        .map(|(_, s, _)| from_library("skill", s))
+        .collect();
+    let stalled = futures_util::future::join_all(
+        tenants
+            .iter()
+            .zip(&paths)
+            .map(|((user, _, id), path)| h.post(path, user, json!({"skill_ids": [id]}))),
+    );
+    let quick = async {
+        // Until the four stalled downloads hold the slots.
+        for _ in 0..100 {
+            let slow = hub
+                .requests()
+                .iter()
+                .filter(|r| r.path == "/archives/slow.tar.gz")
+                .count();
+            if slow == 4 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let started = std::time::Instant::now();
+        let out = h
+            .post(
+                &from_library("skill", &alice_s),
+                alice,
+                json!({"skill_ids": [alice_id]}),
+            )
+            .await;
+        (out, started.elapsed())
+    };
+    let (stalled, ((code, out), took)) = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(stalled, quick)
+    })
+    .await
+    .expect("the installs ended");
+    assert_eq!(code, 201, "{out}");
+    assert_eq!(out["added"], json!(["quick-skill"]), "{out}");
+    assert!(
+        took < Duration::from_secs(15),
+        "alice's install waited {took:?} behind the stalled ones"
+    );
+    for ((code, out), (user, s, id)) in stalled.iter().zip(&tenants) {
+        assert_eq!(*code, 201, "{user}: {out}");
+        assert_eq!(out["added"], json!([]), "{user}: {out}");
+        let reason = out["failed"][id].as_str().unwrap_or_default();
+        assert!(reason.contains("time limit of 2 s"), "{user}: {out}");
+        // Nothing landed.
+        let skills = workspace(&h, user, s).await.list_skills(&s.agent_id).await;
+        assert!(!skills.unwrap().iter().any(|k| k.name == "slow-skill"));
+    }
+}

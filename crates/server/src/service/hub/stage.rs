@@ -65,35 +65,38 @@ pub(crate) async fn stage_skill(
         SkillFiles::Dir(_) => None,
     };
     let staging = fresh_dir(base).map_err(|e| invalid(format!("staging: {e}")))?;
+    // The staging goes with the blocking work, which removes it on a
+    // failure, or when a caller cut off meanwhile no longer takes it.
+    let mut guard = StagedSkill {
+        dir: PathBuf::new(),
+        staging: staging.clone(),
+    };
     let files = entry.files.clone();
     let root = catalogue.root.clone();
-    let target = staging.clone();
-    let staged = tokio::task::spawn_blocking(move || -> Result<PathBuf, String> {
+    let target = staging;
+    let staged = tokio::task::spawn_blocking(move || -> Result<StagedSkill, String> {
         let limits = SkillLimits::default();
-        match (files, archive) {
+        guard.dir = match (files, archive) {
             (SkillFiles::Dir(rel), _) => {
                 let root =
                     root.ok_or_else(|| "a remote catalogue has no directories".to_owned())?;
                 let source = ConfinedDir::open(&root, "hub").map_err(|e| e.to_string())?;
-                stage_skill_dir(&source, &rel, &limits, &target).map_err(|e| e.to_string())
+                stage_skill_dir(&source, &rel, &limits, &target).map_err(|e| e.to_string())?
             }
             (SkillFiles::Archive(_), Some(bytes)) => {
                 stage_skill_archive(std::io::Cursor::new(bytes), &limits, &target)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| e.to_string())?
             }
-            (SkillFiles::Archive(_), None) => Err("the archive was not downloaded".to_owned()),
-        }
+            (SkillFiles::Archive(_), None) => {
+                return Err("the archive was not downloaded".to_owned());
+            }
+        };
+        Ok(guard)
     })
     .await
     .map_err(|e| e.to_string())
     .and_then(|r| r);
-    match staged {
-        Ok(dir) => Ok(StagedSkill { dir, staging }),
-        Err(reason) => {
-            let _ = std::fs::remove_dir_all(&staging);
-            Err(invalid(reason))
-        }
-    }
+    staged.map_err(invalid)
 }
 
 /// The largest `SKILL.md` shown on a card.

@@ -1,5 +1,6 @@
 //! Background indexing: one task per document, a bounded number at a
-//! time; a restarted server picks up what the last one left unfinished.
+//! time, each within a time limit once it holds its slot; a restarted
+//! server picks up what the last one left unfinished.
 
 use oxiscope_rag::VectorStore as _;
 use oxiscope_storage::KnowledgeDocumentRecord;
@@ -56,26 +57,56 @@ async fn run(state: &AppState, doc: KnowledgeDocumentRecord) {
     runtime.forget_user_slots(&doc.user_id);
 }
 
-/// Indexes one document holding its slots.
+/// Indexes one document holding its slots, within the time limit.
 async fn work(state: &AppState, doc: &KnowledgeDocumentRecord) {
-    match index(state, doc).await {
-        Ok(Some(chunks)) => {
+    let limit = state.knowledge().time_limit;
+    match tokio::time::timeout(limit, index(state, doc)).await {
+        Ok(Ok(Some(chunks))) => {
             let done = set(state, &doc.id, "ready", None, chunks).await;
             if !done {
                 // Deleted while it was being indexed: leave nothing behind.
-                if let Err(e) =
-                    super::documents::remove_chunks(state, &doc.knowledge_base_id, &doc.id).await
-                {
-                    tracing::warn!(document = %doc.id, "cannot remove a deleted document's chunks: {e}");
-                }
+                remove_chunks(state, doc).await;
                 drop_orphan_collection(state, doc).await;
             }
         }
-        Ok(None) => {}
-        Err(e) => {
+        Ok(Ok(None)) => {}
+        Ok(Err(e)) => {
             tracing::warn!(document = %doc.id, "indexing failed: {e}");
             set(state, &doc.id, "error", Some(&shown(&e)), 0).await;
         }
+        Err(_) => {
+            tracing::warn!(document = %doc.id, "indexing ran past its time limit of {limit:?}");
+            // What an insert cut off midway stored is not searchable.
+            remove_chunks(state, doc).await;
+            let message = format!(
+                "Indexing did not finish within the server's time limit of {} per document; \
+                 the document was not indexed. A slow or unresponsive embedding model is the \
+                 usual cause.",
+                shown_limit(limit)
+            );
+            if !set(state, &doc.id, "error", Some(&message), 0).await {
+                drop_orphan_collection(state, doc).await;
+            }
+        }
+    }
+}
+
+/// `limit` in the largest whole unit (`30 min`, `90 s`).
+fn shown_limit(limit: std::time::Duration) -> String {
+    let secs = limit.as_secs();
+    if secs >= 60 && secs.is_multiple_of(60) {
+        format!("{} min", secs / 60)
+    } else if secs > 0 {
+        format!("{secs} s")
+    } else {
+        format!("{} ms", limit.as_millis())
+    }
+}
+
+/// Removes the document's chunks, logging a failure.
+async fn remove_chunks(state: &AppState, doc: &KnowledgeDocumentRecord) {
+    if let Err(e) = super::documents::remove_chunks(state, &doc.knowledge_base_id, &doc.id).await {
+        tracing::warn!(document = %doc.id, "cannot remove a document's chunks: {e}");
     }
 }
 
@@ -187,5 +218,13 @@ mod tests {
             "The document cannot be read: not a PDF".to_owned(),
         ));
         assert_eq!(shown(&theirs), "The document cannot be read: not a PDF");
+    }
+
+    #[test]
+    fn time_limits_are_shown_in_their_largest_whole_unit() {
+        use std::time::Duration;
+        assert_eq!(shown_limit(Duration::from_secs(30 * 60)), "30 min");
+        assert_eq!(shown_limit(Duration::from_secs(90)), "90 s");
+        assert_eq!(shown_limit(Duration::from_millis(300)), "300 ms");
     }
 }

@@ -4,76 +4,24 @@
 //! Whatever the source, the files are first staged into a private
 //! directory of the server (`<data_dir>/staging/<id>`, mode 0700) with
 //! every limit checked as they stream; only that staged copy is handed to
-//! `Workspace::add_skill`, whose source is trusted.
+//! `Workspace::add_skill`, whose source is trusted. The whole request,
+//! its wait for an install turn included, runs within the server's
+//! skill-install time limit (see `install`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
 use axum::extract::Multipart;
 use axum::extract::multipart::Field;
 use oxiscope_workspace::{SkillLimits, SkillStage, safe_relative_path, stage_skill_dir};
 use tokio::io::AsyncWriteExt as _;
 
+use super::install::{InstallDeadline, commit_skill, install_turn};
 use super::{SessionWorkspace, WsError, WsResult, blocking, tenant_path};
 use crate::api::{UploadManifest, WorkspaceSkill};
 use crate::error::ApiError;
 use crate::state::AppState;
-
-/// Skills staged at once in this process (each may hold up to the
-/// skill limits on disk); more installs wait their turn.
-static INSTALL_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
-
-/// One lock per user with an install under way or waiting: a user stages
-/// one skill at a time, so one tenant's stalled uploads hold at most one
-/// of the [`INSTALL_SLOTS`] and never all of them.
-static USER_TURNS: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
-    LazyLock::new(Mutex::default);
-
-/// How long an upload's parts may take to arrive once it holds a slot.
-const UPLOAD_DEADLINE: Duration = Duration::from_secs(300);
-
-/// A user's turn to stage a skill: their own lock, then a slot.
-pub(crate) struct InstallTurn {
-    _slot: tokio::sync::SemaphorePermit<'static>,
-    user: String,
-    mine: tokio::sync::OwnedMutexGuard<()>,
-}
-
-impl Drop for InstallTurn {
-    fn drop(&mut self) {
-        let mut turns = USER_TURNS.lock().unwrap_or_else(PoisonError::into_inner);
-        // Held by the map and this guard only: nobody waits behind it.
-        if Arc::strong_count(tokio::sync::OwnedMutexGuard::mutex(&self.mine)) <= 2 {
-            turns.remove(&self.user);
-        }
-    }
-}
-
-/// Waits for `user`'s turn to stage a skill.
-///
-/// # Errors
-/// 500 if the slots were closed (they never are).
-pub(crate) async fn install_turn(user: &str) -> WsResult<InstallTurn> {
-    let lock = Arc::clone(
-        USER_TURNS
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(user.to_owned())
-            .or_default(),
-    );
-    let mine = lock.lock_owned().await;
-    let slot = INSTALL_SLOTS
-        .acquire()
-        .await
-        .map_err(|e| WsError::Api(ApiError::Internal(format!("the install slots: {e}"))))?;
-    Ok(InstallTurn {
-        _slot: slot,
-        user: user.to_owned(),
-        mine,
-    })
-}
 
 /// The largest manifest part.
 const MAX_MANIFEST_BYTES: usize = 1 << 20;
@@ -158,29 +106,39 @@ impl Drop for Staging {
 ///
 /// # Errors
 /// 403 for a path outside the workspace; 422 for a folder that is no
-/// skill (or holds links); 413 over the limits; 409 for a name taken.
+/// skill (or holds links); 413 over the limits; 409 for a name taken; 503
+/// past the skill-install time limit.
 pub(crate) async fn add_skill_from_path(
     state: &AppState,
     ws: &SessionWorkspace,
     skill_path: &str,
 ) -> WsResult<String> {
+    let deadline = InstallDeadline::start(state);
     let rel = tenant_path(ws.workspace.workdir(), skill_path)?;
+    deadline
+        .run(install_from_path(state, ws, rel))
+        .await
+        .map_err(|e| e.unavailable())?
+}
+
+async fn install_from_path(
+    state: &AppState,
+    ws: &SessionWorkspace,
+    rel: PathBuf,
+) -> WsResult<String> {
     let _turn = install_turn(&ws.session.user_id).await?;
     let staging = Staging::new(state)?;
     let files = ws.files.clone();
     let target = staging.dir.join("skill");
-    let staged = blocking(move || {
-        Ok(stage_skill_dir(
-            &files,
-            &rel,
-            &SkillLimits::default(),
-            &target,
-        )?)
+    // The staging goes with the copy: a request cut off meanwhile leaves
+    // its removal to the copy's thread.
+    let (staging, staged) = blocking(move || {
+        let staged = stage_skill_dir(&files, &rel, &SkillLimits::default(), &target)?;
+        Ok((staging, staged))
     })
     .await?;
-    let name = ws.workspace.add_skill(staged, &ws.session.agent_id).await?;
-    drop(staging);
-    Ok(name)
+    let workspace = Arc::clone(&ws.workspace);
+    Ok(commit_skill(workspace, &ws.session.agent_id, staged, staging).await?)
 }
 
 /// Checks a manifest as AgentScope does: at least one file, every path
@@ -309,13 +267,44 @@ async fn stream_part(
 /// # Errors
 /// 422 for a malformed or hostile manifest, parts that do not match it,
 /// or a `SKILL.md` without usable front matter; 413 over the limits; 409
-/// for a name taken.
+/// for a name taken; past the skill-install time limit, 408 while the
+/// parts were arriving and 503 otherwise.
 pub(crate) async fn upload_skill(
     state: &AppState,
     ws: &SessionWorkspace,
     mut multipart: Multipart,
 ) -> WsResult<String> {
+    let deadline = InstallDeadline::start(state);
     let limits = SkillLimits::default();
+    let manifest = deadline
+        .run(first_part(&mut multipart))
+        .await
+        .map_err(|e| e.client_too_slow())??;
+    check_manifest(&manifest, &limits)?;
+
+    let _turn = deadline
+        .run(install_turn(&ws.session.user_id))
+        .await
+        .map_err(|e| e.unavailable())??;
+    let staging = Staging::new(state)?;
+    let mut stage = SkillStage::new(&staging.dir.join("skill"), limits)?;
+    deadline
+        .run(receive_parts(&mut stage, &mut multipart, &manifest))
+        .await
+        .map_err(|e| e.client_too_slow())??;
+    let workspace = Arc::clone(&ws.workspace);
+    let agent_id = &ws.session.agent_id;
+    deadline
+        .run(async move {
+            let (staging, staged) = blocking(move || Ok((staging, stage.finish()?))).await?;
+            Ok(commit_skill(workspace, agent_id, staged, staging).await?)
+        })
+        .await
+        .map_err(|e| e.unavailable())?
+}
+
+/// The `manifest` part, which comes first.
+async fn first_part(multipart: &mut Multipart) -> WsResult<UploadManifest> {
     let first = multipart
         .next_field()
         .await
@@ -326,30 +315,7 @@ pub(crate) async fn upload_skill(
             "The first part must be the manifest.".to_owned(),
         ));
     }
-    let manifest = read_manifest(first).await?;
-    check_manifest(&manifest, &limits)?;
-
-    let _turn = install_turn(&ws.session.user_id).await?;
-    let staging = Staging::new(state)?;
-    let mut stage = SkillStage::new(&staging.dir.join("skill"), limits)?;
-    let received = tokio::time::timeout(
-        UPLOAD_DEADLINE,
-        receive_parts(&mut stage, &mut multipart, &manifest),
-    )
-    .await;
-    match received {
-        Ok(result) => result?,
-        Err(_) => {
-            return Err(WsError::Timeout(format!(
-                "The upload's files did not arrive within {} s.",
-                UPLOAD_DEADLINE.as_secs()
-            )));
-        }
-    }
-    let staged = blocking(move || Ok(stage.finish()?)).await?;
-    let name = ws.workspace.add_skill(staged, &ws.session.agent_id).await?;
-    drop(staging);
-    Ok(name)
+    read_manifest(first).await
 }
 
 /// Streams the `files` parts, one per manifest entry in order, into the
