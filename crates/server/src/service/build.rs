@@ -259,9 +259,9 @@ fn workspace_error(e: oxiscope_workspace::Error) -> ApiError {
         Error::InvalidId { .. } | Error::InvalidMcp { .. } | Error::InvalidSkill { .. } => {
             ApiError::BadRequest(e.to_string())
         }
-        Error::TooManyLive { .. } => ApiError::TooManyRequests(format!(
-            "{e} (max_live_workspaces_per_user)"
-        )),
+        Error::TooManyLive { .. } => {
+            ApiError::TooManyRequests(format!("{e} (max_live_workspaces_per_user)"))
+        }
         other => ApiError::Internal(format!("the workspace: {other}")),
     }
 }

@@ -142,10 +142,9 @@ async fn a_user_may_have_only_so_many_workspaces_live() {
     manager.get("bob", "a3", "s", None).await.unwrap();
     // Many requests at once cannot pass the limit together.
     let agents: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
-    let tries = futures_util::future::join_all(
-        agents.iter().map(|a| manager.get("carol", a, "s", None)),
-    )
-    .await;
+    let tries =
+        futures_util::future::join_all(agents.iter().map(|a| manager.get("carol", a, "s", None)))
+            .await;
     assert_eq!(tries.iter().filter(|r| r.is_ok()).count(), 2);
     drop((one, two, again, tries));
     // Once closed, room is made again.
