@@ -55,21 +55,88 @@ pub(crate) fn init_service(args: &LogArgs) -> anyhow::Result<()> {
 }
 
 /// Installs the subscriber of `oxiscope chat`: warnings and errors on
-/// stderr (none of the MCP client library's) unless `RUST_LOG` asks for
-/// more.
+/// stderr (none of the MCP client library's), one short line each
+/// (`warning: retrying in 1.2s (attempt 1 of 4 failed): ...`), unless
+/// `RUST_LOG` asks for more, which gets the full format.
 pub(crate) fn init_console() {
     // `RUST_LOG` is read leniently: a console must start even with a
     // filter meant for another program.
-    let filter = std::env::var(FILTER_ENV)
+    let asked = std::env::var(FILTER_ENV)
         .ok()
-        .filter(|f| !f.trim().is_empty())
+        .filter(|f| !f.trim().is_empty());
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr);
+    let _ = match asked {
+        Some(directives) => builder
+            .with_env_filter(EnvFilter::new(directives))
+            .try_init(),
         // The MCP client's own tasks log each failed connection attempt;
         // the console reports a failing server once, itself.
-        .map_or_else(|| EnvFilter::new("warn,rmcp=off"), EnvFilter::new);
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        None => builder
+            .with_env_filter(EnvFilter::new("warn,rmcp=off"))
+            .event_format(ConsoleLine)
+            .try_init(),
+    };
+}
+
+/// A console log line: `warning: <message>`, without time, target or
+/// fields.
+struct ConsoleLine;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for ConsoleLine
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let mut message = Message::default();
+        event.record(&mut message);
+        let level = level_word(*event.metadata().level());
+        match message.error {
+            Some(error) => writeln!(writer, "{level}: {}: {error}", message.text),
+            None => writeln!(writer, "{level}: {}", message.text),
+        }
+    }
+}
+
+fn level_word(level: tracing::Level) -> &'static str {
+    match level {
+        tracing::Level::ERROR => "error",
+        tracing::Level::WARN => "warning",
+        tracing::Level::INFO => "info",
+        tracing::Level::DEBUG => "debug",
+        tracing::Level::TRACE => "trace",
+    }
+}
+
+/// The `message` and `error` fields of an event (the others, such as a
+/// retry's endpoint and delay, are for the full format).
+#[derive(Default)]
+struct Message {
+    text: String,
+    error: Option<String>,
+}
+
+impl tracing::field::Visit for Message {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        match field.name() {
+            "message" => value.clone_into(&mut self.text),
+            "error" => self.error = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => self.text = format!("{value:?}"),
+            "error" => self.error = Some(format!("{value:?}")),
+            _ => {}
+        }
+    }
 }
 
 /// The filter: `flag`, else `RUST_LOG`, else `default`.

@@ -37,13 +37,18 @@ pub(crate) fn call_block(p: Painter, call: &ToolCallBlock) -> String {
 }
 
 /// The lines of a finished tool result, collapsed after `max_lines`.
+/// Notes the agent wrote for the model (`<system-reminder>`) show only
+/// with `metadata` (debug verbosity).
 pub(crate) fn result_block(
     p: Painter,
     result: &ToolResultBlock,
     max_lines: Option<usize>,
     metadata: bool,
 ) -> String {
-    let body = rich_text(&result.output);
+    let mut body = rich_text(&result.output);
+    if !metadata {
+        body = without_reminders(&body);
+    }
     let mut lines: Vec<&str> = body.lines().collect();
     let (tone, status) = match result.state {
         ToolResultState::Success => (None, ""),
@@ -78,6 +83,28 @@ pub(crate) fn result_block(
         ));
     }
     out
+}
+
+/// `text` without its `<system-reminder>…</system-reminder>` notes (an
+/// unclosed one runs to the end), and without the blank lines they leave.
+pub(crate) fn without_reminders(text: &str) -> String {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    if !text.contains(OPEN) {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        rest = &rest[start + OPEN.len()..];
+        rest = match rest.find(CLOSE) {
+            Some(end) => &rest[end + CLOSE.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out.trim().to_owned()
 }
 
 fn paint_opt(p: Painter, tone: Option<Tone>, text: &str) -> String {

@@ -41,3 +41,33 @@ fn hint_sources_in_agentscope_form_become_labels() {
     );
     assert_eq!(source_label("planner"), "planner");
 }
+
+#[test]
+fn reminders_for_the_model_are_left_out_of_what_the_user_sees() {
+    assert_eq!(
+        without_reminders("<system-reminder>The user did not allow this call.</system-reminder>"),
+        ""
+    );
+    assert_eq!(
+        without_reminders("line 1\n<system-reminder>note</system-reminder>\nline 2"),
+        "line 1\n\nline 2"
+    );
+    assert_eq!(without_reminders("ok <system-reminder>cut"), "ok");
+    assert_eq!(without_reminders("a < b"), "a < b");
+
+    let result = oxiscope_message::ToolResultBlock::new(
+        "c1",
+        "Bash",
+        oxiscope_message::RichContent::Text(
+            "<system-reminder>The user did not allow this call of \"Bash\".</system-reminder>"
+                .into(),
+        ),
+        ToolResultState::Denied,
+    );
+    let plain = Painter { color: false };
+    assert_eq!(
+        result_block(plain, &result, None, false),
+        "  ⎿ Bash (denied)\n"
+    );
+    assert!(result_block(plain, &result, None, true).contains("did not allow"));
+}

@@ -281,3 +281,21 @@ fn logs_go_to_stderr_and_leave_the_one_shot_output_alone() {
     assert!(stderr(&out).contains("DEBUG"), "{}", stderr(&out));
     assert!(!stderr(&out).contains("sk-test"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_retried_model_call_is_one_short_line_on_stderr() {
+    let env = ChatEnv::new();
+    env.server
+        .push(oxiscope_test_support::openai_rate_limited(0));
+    env.answer(&text("After a retry."));
+    let out = run(env.chat(&["-p", "hi"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "After a retry.\n");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].starts_with("warning: retrying in "), "{err}");
+    assert!(lines[0].contains("(attempt 1 of "), "{err}");
+    assert!(!lines[0].contains("WARN"), "{err}");
+    assert!(!lines[0].contains("delay_ms"), "{err}");
+}

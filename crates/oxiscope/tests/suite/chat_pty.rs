@@ -149,3 +149,23 @@ fn ctrl_d_or_ctrl_c_at_a_confirmation_interrupts_the_reply() {
     assert!(!env.work().join("never.txt").exists());
     assert!(!env.work().join("nor.txt").exists());
 }
+
+#[test]
+fn a_denied_call_shows_as_denied_without_the_note_for_the_model() {
+    let env = ChatEnv::new();
+    env.answer(&bash("call_1", "touch no.txt"));
+    env.answer(&text("Understood."));
+    let mut p = spawn(&env, &[]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("make a file").unwrap();
+    p.exp_string("[N] deny: ").unwrap();
+    p.send_line("n").unwrap();
+    let shown = p.exp_string("Oxiscope: Understood.").unwrap();
+    assert!(shown.contains("Bash (denied)"), "{shown}");
+    assert!(!shown.contains("system-reminder"), "{shown}");
+    assert!(!shown.contains("did not allow"), "{shown}");
+    leave(p);
+    // The model still reads the note.
+    let sent = serde_json::to_string(&env.messages(1)).unwrap();
+    assert!(sent.contains("did not allow"), "{sent}");
+}
