@@ -21,6 +21,13 @@ pub fn tool_call_title(call: &oxiscope_message::ToolCallBlock) -> String {
     blocks::call_title(call)
 }
 
+/// `text` without the `<system-reminder>` notes the agent writes for the
+/// model (what a user should see of a tool result or a stored message).
+#[must_use]
+pub fn without_reminders(text: &str) -> String {
+    blocks::without_reminders(text)
+}
+
 /// How much the renderer shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verbosity {

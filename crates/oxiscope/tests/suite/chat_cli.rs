@@ -150,6 +150,11 @@ fn sessions_are_listed_shown_and_removed() {
     assert!(list.starts_with("notes\t2 messages\t"), "{list}");
 
     let show = run(env.bare(&["sessions", "show", "notes"]));
+    assert_eq!(
+        stdout(&show),
+        "session notes: 2 messages, mode default\n\nuser: remember this\nOxiscope: Noted.\n"
+    );
+    let show = run(env.bare(&["sessions", "show", "notes", "--json"]));
     let state: Value = serde_json::from_str(&stdout(&show)).unwrap();
     assert_eq!(state["context"][0]["content"][0]["text"], "remember this");
     assert_eq!(state["permission_context"]["mode"], "default");
@@ -298,4 +303,32 @@ fn a_retried_model_call_is_one_short_line_on_stderr() {
     assert!(lines[0].contains("(attempt 1 of "), "{err}");
     assert!(!lines[0].contains("WARN"), "{err}");
     assert!(!lines[0].contains("delay_ms"), "{err}");
+}
+
+#[test]
+fn sessions_show_into_a_closed_pipe_exits_quietly() {
+    use std::process::Stdio;
+
+    let env = ChatEnv::new();
+    let long = "many words ".repeat(20_000);
+    env.answer(&text(&long));
+    let out = run(env.chat(&["-p", "talk a lot", "--session", "long"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    for args in [
+        &["sessions", "show", "long"][..],
+        &["sessions", "show", "long", "--json"],
+    ] {
+        let mut child = env
+            .bare(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader takes nothing and goes away, as `| head -0` would.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
 }

@@ -55,9 +55,18 @@ fn a_session_streams_text_asks_once_and_remembers_the_accepted_rule() {
     assert!(history.contains("make two files"), "{history}");
     assert!(!history.lines().any(|l| l == "a"), "{history}");
 
-    // A new process resumes the saved conversation.
+    // A new process resumes the saved conversation, showing where it stands.
     env.answer(&text("I remember."));
     let mut p = spawn(&env, &["--session", "work"]);
+    p.exp_string("(resuming session work: ").unwrap();
+    p.exp_string("user: make two files").unwrap();
+    p.exp_string("Oxiscope: ").unwrap();
+    p.exp_string("Bash(touch one.txt two.txt)").unwrap();
+    let shown = p.exp_string("Both files are there.").unwrap();
+    assert!(
+        !shown.contains("hello"),
+        "more than the last exchange: {shown}"
+    );
     p.exp_string("user> ").unwrap();
     p.send_line("what did we do?").unwrap();
     p.exp_string("Oxiscope: I remember.").unwrap();

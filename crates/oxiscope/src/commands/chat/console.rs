@@ -20,7 +20,7 @@ use tokio::runtime::Runtime;
 use super::drive::{Ending, drive};
 use super::mcp_start::StatusSink;
 use super::provider::ModelSettings;
-use super::session::Session;
+use super::session::{Session, last_exchange, transcript};
 use super::setup::AgentKit;
 use super::slash::{self, Next, Usage};
 use oxiscope::render::ConsoleRenderer;
@@ -76,6 +76,7 @@ impl Console {
             // A missing or unreadable history is not worth stopping for.
             let _ = editor.load_history(path);
         }
+        self.show_resumed(rt);
         self.resume_parked(rt, &mut editor)?;
         loop {
             self.mcp_status.flush();
@@ -125,6 +126,22 @@ impl Console {
             return Ok(ExitCode::from(1));
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// A resumed session: how long it is and its last exchange, so the
+    /// user sees where the conversation stands.
+    fn show_resumed(&self, rt: &Runtime) {
+        let Some(session) = &self.session else { return };
+        let state = rt.block_on(self.agent.state());
+        if state.context.is_empty() {
+            return;
+        }
+        println!(
+            "(resuming session {}: {} messages; the last exchange)",
+            session.name,
+            state.context.len()
+        );
+        print!("{}", transcript(last_exchange(&state.context)));
     }
 
     /// A resumed session whose reply waits for the user: ask now.

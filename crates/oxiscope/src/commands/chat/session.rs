@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use oxiscope::render::{tool_call_title, without_reminders};
 use oxiscope_agent::AgentState;
+use oxiscope_message::{ContentBlock, Msg, Role};
 
 /// The sessions folder of a data dir.
 #[derive(Debug, Clone)]
@@ -129,5 +131,96 @@ impl Session {
     /// Saves the agent state under the session's name.
     pub(crate) fn save(&self, state: &AgentState) -> anyhow::Result<()> {
         self.store.save(&self.name, state)
+    }
+}
+
+/// Messages as a person reads them: `name: text` per message, tool calls
+/// as `● Bash(git status)`, results as `⎿ Bash (success)`; notes for the
+/// model (hints, reminders) and empty messages are left out.
+pub(crate) fn transcript(msgs: &[Msg]) -> String {
+    let mut out = String::new();
+    for msg in msgs {
+        let name = if msg.name.is_empty() {
+            format!("{:?}", msg.role).to_ascii_lowercase()
+        } else {
+            msg.name.clone()
+        };
+        let mut lines = Vec::new();
+        for block in &msg.content {
+            match block {
+                ContentBlock::Text(t) => {
+                    let text = without_reminders(&t.text);
+                    if !text.trim().is_empty() {
+                        lines.push(text.trim().to_owned());
+                    }
+                }
+                ContentBlock::ToolCall(call) => lines.push(format!("● {}", tool_call_title(call))),
+                ContentBlock::ToolResult(result) => {
+                    let state = serde_json::to_value(result.state)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    lines.push(format!("  ⎿ {} ({state})", result.name));
+                }
+                ContentBlock::Data(_) => lines.push("[data]".to_owned()),
+                ContentBlock::Thinking(_) | ContentBlock::Hint(_) => {}
+            }
+        }
+        if !lines.is_empty() {
+            out.push_str(&format!("{name}: {}\n", lines.join("\n")));
+        }
+    }
+    out
+}
+
+/// The last exchange of a context: from the last message the user typed
+/// to the end.
+pub(crate) fn last_exchange(msgs: &[Msg]) -> &[Msg] {
+    let typed = |m: &Msg| m.role == Role::User && !without_reminders(&m.text("")).trim().is_empty();
+    let start = msgs.iter().rposition(typed).unwrap_or(0);
+    &msgs[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiscope_message::{ToolCallBlock, ToolResultBlock, ToolResultState};
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn a_transcript_reads_as_a_conversation_and_the_last_exchange_is_the_tail() {
+        let mut reply = Msg::from_text("Oxiscope", Role::Assistant, "Done.");
+        reply.content.insert(
+            0,
+            ContentBlock::ToolCall(ToolCallBlock::new("c1", "Bash", r#"{"command":"ls"}"#)),
+        );
+        reply.content.insert(
+            1,
+            ContentBlock::ToolResult(ToolResultBlock::new(
+                "c1",
+                "Bash",
+                oxiscope_message::RichContent::Text(
+                    "<system-reminder>The user did not allow this call.</system-reminder>".into(),
+                ),
+                ToolResultState::Denied,
+            )),
+        );
+        let msgs = vec![
+            Msg::from_text("user", Role::User, "first"),
+            Msg::from_text("Oxiscope", Role::Assistant, "One."),
+            Msg::from_text("user", Role::User, "list files"),
+            Msg::from_text(
+                "user",
+                Role::User,
+                "<system-reminder>time</system-reminder>",
+            ),
+            reply,
+        ];
+        assert_eq!(
+            transcript(last_exchange(&msgs)),
+            "user: list files\nOxiscope: ● Bash(ls)\n  ⎿ Bash (denied)\nDone.\n"
+        );
+        assert!(transcript(&msgs).starts_with("user: first\nOxiscope: One.\n"));
     }
 }
