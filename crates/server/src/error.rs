@@ -74,6 +74,18 @@ impl From<oxiscope_storage::Error> for ApiError {
     }
 }
 
+/// The one place the engine's refusals become HTTP statuses.
+impl From<oxiscope_session::SessionError> for ApiError {
+    fn from(e: oxiscope_session::SessionError) -> Self {
+        use oxiscope_session::SessionError as E;
+        match e {
+            E::Forbidden(detail) => Self::Forbidden(detail),
+            // A variant added to the engine answers 500 until it is mapped.
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
 /// `agent` → `Agent`.
 pub(crate) fn capitalise(s: &str) -> String {
     let mut chars = s.chars();

@@ -36,15 +36,12 @@
 
 pub mod api;
 mod auth;
-mod crypto;
 mod error;
 mod extract;
 mod listen;
 mod metrics;
 mod openapi;
 mod otel;
-mod policy;
-mod pyjson;
 mod routes;
 mod serve;
 mod served_file;
@@ -53,15 +50,15 @@ mod state;
 mod token;
 
 pub use auth::{AuthMode, UserId, generate_api_key, hash_api_key};
-pub use crypto::{CryptoError, KEY_ENV, KEY_FILE, Purpose, Sealer};
 pub use error::{ApiError, ApiResult};
 pub use extract::{ApiJson, ApiQuery};
 pub use listen::{ListenLimits, listen, raise_open_file_limit};
 pub use metrics::{metrics_app, serve_metrics};
 pub use openapi::document as openapi_document;
 pub use otel::{OtlpConfig, OtlpExporter};
-pub use policy::{QuotaWindow, TenantPolicy};
-pub use pyjson::to_python_json;
+pub use oxiscope_session::{
+    CryptoError, KEY_ENV, KEY_FILE, Purpose, QuotaWindow, Sealer, TenantPolicy, to_python_json,
+};
 pub use routes::app;
 pub use serve::serve;
 pub use service::knowledge::{KnowledgeSettings, OFFLINE_CREDENTIAL_ID, open_vector_store};

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthMode;
-use crate::crypto::Sealer;
+use oxiscope_session::Sealer;
 
 /// Where agents' tools run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct ServerConfig {
     pub workspace_ttl: Duration,
     /// What tenants may choose (permission modes, confirmation rules,
     /// remote media).
-    pub policy: crate::policy::TenantPolicy,
+    pub policy: oxiscope_session::TenantPolicy,
     /// How callers authenticate.
     pub auth: AuthMode,
     /// Origins allowed by CORS; empty means CORS is off.
@@ -120,7 +120,7 @@ impl ServerConfig {
             workspace: WorkspaceMode::Sandbox(SandboxConfig::default()),
             isolation: Isolation::PerAgent,
             workspace_ttl: Duration::from_secs(3600),
-            policy: crate::policy::TenantPolicy::default(),
+            policy: oxiscope_session::TenantPolicy::default(),
             auth: AuthMode::ApiKeys,
             cors_origins: Vec::new(),
             listen_addr: None,
@@ -226,7 +226,7 @@ impl ServerConfig {
 
     /// What tenants may choose.
     #[must_use]
-    pub fn with_policy(mut self, policy: crate::policy::TenantPolicy) -> Self {
+    pub fn with_policy(mut self, policy: oxiscope_session::TenantPolicy) -> Self {
         self.policy = policy;
         self
     }

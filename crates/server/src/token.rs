@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::crypto::{PREFIX as SEALED_PREFIX, Purpose, Sealer};
 use crate::error::ApiError;
+use oxiscope_session::{Purpose, SEALED_PREFIX, Sealer};
 
 /// The longest token [`open`] reads.
 const MAX_TOKEN_LEN: usize = 8192;

@@ -12,10 +12,10 @@ use crate::api::{
     ListCredentialSchemasResponse, ListCredentialsResponse, UpdateCredentialRequest,
 };
 use crate::auth::UserId;
-use crate::crypto::Purpose;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::state::AppState;
+use oxiscope_session::Purpose;
 
 /// Reads a credential document, as a 422 on `body.data` when it is not one.
 fn parse(data: Map<String, Value>) -> ApiResult<Credential> {

@@ -158,7 +158,7 @@ mod tests {
         let state = crate::state::AppState::new(
             storage,
             std::sync::Arc::new(oxiscope_storage::InMemoryBus::new()),
-            crate::crypto::Sealer::from_key(&[5; 32]),
+            oxiscope_session::Sealer::from_key(&[5; 32]),
             crate::ServerConfig::new(dir.path()),
         );
         let model = std::sync::Arc::new(oxiscope_test_support::ScriptedModel::new([]));

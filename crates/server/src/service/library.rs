@@ -13,9 +13,9 @@ use crate::api::{
     AddFromLibraryResponse, InstallMcpRequest, McpCard, McpView, SkillCard, SkillRecordView,
     SkillView, UpdateMcpRequest, WorkspaceQuery,
 };
-use crate::crypto::Purpose;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use oxiscope_session::Purpose;
 
 /// What is sealed for an installed MCP.
 #[derive(Serialize, Deserialize)]

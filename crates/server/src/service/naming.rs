@@ -15,8 +15,8 @@ use oxiscope_model::{ChatRequest, DynChatModel};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::pyjson::to_python_json;
 use crate::state::AppState;
+use oxiscope_session::to_python_json;
 
 /// The longest title kept, in characters (so at most 240 bytes, and an
 /// ellipsis).

@@ -84,7 +84,7 @@ async fn state() -> (AppState, tempfile::TempDir) {
     let state = AppState::new(
         storage,
         std::sync::Arc::new(oxiscope_storage::InMemoryBus::new()),
-        crate::crypto::Sealer::from_key(&[3; 32]),
+        oxiscope_session::Sealer::from_key(&[3; 32]),
         crate::ServerConfig::new(dir.path()),
     );
     (state, dir)
@@ -104,7 +104,7 @@ async fn two_replicas() -> (AppState, AppState, tempfile::TempDir) {
         AppState::new(
             storage.clone(),
             bus.clone(),
-            crate::crypto::Sealer::from_key(&[3; 32]),
+            oxiscope_session::Sealer::from_key(&[3; 32]),
             crate::ServerConfig::new(dir.path()),
         )
     };

@@ -30,8 +30,8 @@ use super::sessions::agent_state;
 use super::takeover::OpenRunInfo;
 use super::usage::RunTally;
 use crate::error::{ApiError, ApiResult};
-use crate::pyjson::to_python_json;
 use crate::state::{ActiveRun, AppState};
+use oxiscope_session::to_python_json;
 
 #[path = "run_error.rs"]
 mod run_error;

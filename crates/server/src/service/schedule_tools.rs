@@ -267,7 +267,7 @@ async fn create(caller: &Caller, args: CreateArgs) -> Result<String, ApiError> {
         Some(m) => serde_json::from_value(Value::from(m))
             .map_err(|_| ApiError::BadRequest(format!("unknown permission_mode {m:?}")))?,
     };
-    if !crate::policy::schedule_mode_within(caller.mode, mode) {
+    if !oxiscope_session::schedule_mode_within(caller.mode, mode) {
         return Err(ApiError::Forbidden(format!(
             "this session runs in {} mode; a schedule it creates cannot run in {} mode",
             caller.mode.as_str(),

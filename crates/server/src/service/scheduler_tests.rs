@@ -8,9 +8,9 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::api::{ChatModelConfig, CreateScheduleRequest, UpdateScheduleRequest};
-use crate::crypto::Sealer;
 use crate::service::schedule::{self, Spec};
 use crate::state::{ServerConfig, WorkspaceMode};
+use oxiscope_session::Sealer;
 
 fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()

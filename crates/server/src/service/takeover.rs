@@ -37,8 +37,8 @@ use tokio::task::JoinHandle;
 use super::run::hand_over;
 use super::sessions::agent_state;
 use crate::error::{ApiError, ApiResult};
-use crate::pyjson::to_python_json;
 use crate::state::AppState;
+use oxiscope_session::to_python_json;
 
 /// What the message of a taken-over reply's `REPLY_END` says.
 pub(crate) const STOPPED_MESSAGE: &str = "The server running this reply stopped before the reply \

@@ -9,8 +9,8 @@ use oxiscope_storage::{
 };
 use serde_json::json;
 
-use crate::crypto::Sealer;
 use crate::state::{AppState, ServerConfig, WorkspaceMode};
+use oxiscope_session::Sealer;
 
 /// A service over a SQLite store and an in-process bus, with one session
 /// of user `u`.

@@ -16,8 +16,8 @@ use oxiscope_storage::UsageCounts;
 use crate::api::{UsageResponse, UsageView};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::{Outcome, RunCounts};
-use crate::policy::QuotaWindow;
 use crate::state::AppState;
+use oxiscope_session::QuotaWindow;
 
 /// The most tokens of each kind one model call is counted for: far above
 /// any real call (the largest context windows hold a few million tokens),

@@ -12,9 +12,9 @@ use serde_json::json;
 
 use super::*;
 use crate::KnowledgeSettings;
-use crate::crypto::Sealer;
 use crate::service::knowledge::bases::create_base;
 use crate::state::ServerConfig;
+use oxiscope_session::Sealer;
 
 /// Two replicas sharing one store, one bus and one data directory, with a
 /// 100-byte knowledge quota per user.

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::crypto::Sealer;
 use crate::error::ApiError;
+use oxiscope_session::Sealer;
 
 /// What a token is for.
 const KIND: &str = "knowledge-download";

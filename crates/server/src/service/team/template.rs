@@ -163,7 +163,7 @@ impl SubAgentTemplate {
     /// and working directories layered in as the template's flags say.
     pub(super) fn permissions(&self, leader: &PermissionContext) -> PermissionContext {
         let mut merged = self.permission_context.clone();
-        if !self.override_leader_mode || !crate::policy::mode_within(leader.mode, merged.mode) {
+        if !self.override_leader_mode || !oxiscope_session::mode_within(leader.mode, merged.mode) {
             merged.mode = leader.mode;
         }
         if self.extend_leader_working_directories {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{WsError, WsResult};
-use crate::crypto::Sealer;
+use oxiscope_session::Sealer;
 
 /// What a token is for, so no other token passes for one.
 const KIND: &str = "workspace-download";
@@ -115,14 +115,14 @@ mod tests {
                 .to_owned()
         };
         let credential = sealer
-            .seal(crate::crypto::Purpose::Credential, envelope.as_bytes())
+            .seal(oxiscope_session::Purpose::Credential, envelope.as_bytes())
             .unwrap();
         assert!(unauthorized(&open_download_token(
             &sealer,
             &as_token(&credential)
         )));
         let library = sealer
-            .seal(crate::crypto::Purpose::LibraryMcp, envelope.as_bytes())
+            .seal(oxiscope_session::Purpose::LibraryMcp, envelope.as_bytes())
             .unwrap();
         assert!(unauthorized(&open_download_token(
             &sealer,
@@ -145,7 +145,7 @@ mod tests {
         )));
         // The same envelope minted as a token does open.
         let minted = sealer
-            .seal(crate::crypto::Purpose::Token(KIND), envelope.as_bytes())
+            .seal(oxiscope_session::Purpose::Token(KIND), envelope.as_bytes())
             .unwrap();
         assert_eq!(
             open_download_token(&sealer, &as_token(&minted))

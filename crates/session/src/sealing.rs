@@ -26,7 +26,7 @@ pub const KEY_ENV: &str = "OXISCOPE_SECRET_KEY";
 /// The key file inside the data directory.
 pub const KEY_FILE: &str = "secret.key";
 /// The prefix of values sealed with a purpose's key.
-pub(crate) const PREFIX: &str = "v2:";
+pub const PREFIX: &str = "v2:";
 /// The prefix of values sealed with the master key (read only).
 const LEGACY_PREFIX: &str = "v1:";
 
@@ -252,5 +252,5 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "crypto_tests.rs"]
+#[path = "sealing_tests.rs"]
 mod tests;

@@ -12,7 +12,7 @@ use oxiscope_message::{PermissionRule, ToolCallState, UserConfirmResultEvent};
 use oxiscope_permission::PermissionMode;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{Result, SessionError};
 
 /// The operator's rules for tenants.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,7 +168,7 @@ fn trust(mode: PermissionMode) -> u8 {
 /// own workspace (a team worker), may have `requested` mode when the
 /// session runs in `creator` mode: never more trust than the session.
 #[must_use]
-pub(crate) fn mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
+pub fn mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
     trust(requested) <= trust(creator)
 }
 
@@ -180,7 +180,7 @@ pub(crate) fn mode_within(creator: PermissionMode, requested: PermissionMode) ->
 /// of a `bypass` session, and an `explore` session makes `explore`
 /// schedules only.
 #[must_use]
-pub(crate) fn schedule_mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
+pub fn schedule_mode_within(creator: PermissionMode, requested: PermissionMode) -> bool {
     mode_within(creator, requested) || (creator != PermissionMode::Explore && trust(requested) <= 2)
 }
 
@@ -188,13 +188,13 @@ impl TenantPolicy {
     /// `403` unless `mode` is allowed.
     ///
     /// # Errors
-    /// [`ApiError::Forbidden`] naming the setting.
-    pub fn check_mode(&self, mode: PermissionMode) -> ApiResult<()> {
+    /// [`SessionError::Forbidden`] naming the setting.
+    pub fn check_mode(&self, mode: PermissionMode) -> Result<()> {
         if self.allowed_modes.contains(&mode) {
             return Ok(());
         }
         let allowed: Vec<&str> = self.allowed_modes.iter().map(|m| m.as_str()).collect();
-        Err(ApiError::Forbidden(format!(
+        Err(SessionError::Forbidden(format!(
             "The permission mode {:?} is not allowed on this server (operator policy \
              allowed_modes: {}).",
             mode.as_str(),
@@ -217,12 +217,8 @@ impl TenantPolicy {
     /// suggested for the call it confirms, within the per-call maximum.
     ///
     /// # Errors
-    /// [`ApiError::Forbidden`] naming the setting.
-    pub fn check_confirm(
-        &self,
-        state: &AgentState,
-        event: &UserConfirmResultEvent,
-    ) -> ApiResult<()> {
+    /// [`SessionError::Forbidden`] naming the setting.
+    pub fn check_confirm(&self, state: &AgentState, event: &UserConfirmResultEvent) -> Result<()> {
         let calls = state
             .reply_msg()
             .map(|m| m.tool_calls().cloned().collect::<Vec<_>>())
@@ -233,14 +229,14 @@ impl TenantPolicy {
                 continue;
             }
             if !answer.confirmed {
-                return Err(ApiError::Forbidden(
+                return Err(SessionError::Forbidden(
                     "A denied call cannot add permission rules (operator policy \
                      max_confirm_rules)."
                         .to_owned(),
                 ));
             }
             if rules.len() > self.max_confirm_rules {
-                return Err(ApiError::Forbidden(format!(
+                return Err(SessionError::Forbidden(format!(
                     "A confirmation may add at most {} rules per call (operator policy \
                      max_confirm_rules); {} were sent for {}.",
                     self.max_confirm_rules,
@@ -254,7 +250,7 @@ impl TenantPolicy {
                 .map(|c| c.suggested_rules.as_slice())
                 .unwrap_or_default();
             if let Some(foreign) = rules.iter().find(|r| !suggested.iter().any(|s| same(s, r))) {
-                return Err(ApiError::Forbidden(format!(
+                return Err(SessionError::Forbidden(format!(
                     "The rule {}({}) was not suggested for the confirmed call {} (operator \
                      policy: a confirmation may only add the rules suggested for its call).",
                     foreign.tool_name,
@@ -306,7 +302,7 @@ mod tests {
         assert!(policy.check_mode(PermissionMode::Default).is_ok());
         let err = policy.check_mode(PermissionMode::Bypass).unwrap_err();
         assert!(err.to_string().contains("allowed_modes"), "{err}");
-        assert_eq!(err.status(), axum::http::StatusCode::FORBIDDEN);
+        assert!(matches!(err, SessionError::Forbidden(_)), "{err:?}");
         assert_eq!(
             policy.effective_mode(PermissionMode::Bypass),
             PermissionMode::Default
