@@ -62,6 +62,7 @@ mod sqlite;
 mod storage;
 mod team;
 mod usage;
+mod usage_sql;
 
 pub use background::{BackgroundTaskRecord, BackgroundTaskState, epoch_millis};
 pub use bus::{

@@ -86,6 +86,14 @@ impl PostgresStorage {
     }
 }
 
+impl PostgresStorage {
+    /// A transaction that reads before it writes: its reads lock the rows
+    /// they read (`SELECT ... FOR UPDATE`).
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+        Ok(self.pool.begin().await?)
+    }
+}
+
 /// PostgreSQL's n-th placeholder.
 fn param(n: usize) -> String {
     format!("${n}")

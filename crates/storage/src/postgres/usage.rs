@@ -1,96 +1,24 @@
-//! Usage counters: per session, and per user and UTC day.
+//! Usage counters on PostgreSQL (the shared statements of
+//! [`crate::usage_sql`], as they are).
 
-use super::PostgresStorage;
-use crate::error::Result;
-use crate::record::now;
-use crate::rows::{USAGE_COLUMNS as COLUMNS, usage as counts, usage_values};
-use crate::usage::UsageCounts;
+use crate::usage_sql::MAX;
 
-/// The largest count a `BIGINT` holds: sums and additions stop there
-/// instead of failing (`bigint out of range`).
-const MAX: &str = "9223372036854775807";
+// A user's days are summed in SQL: one row.
+crate::usage_sql::usage_sql!(
+    super::PostgresStorage,
+    str::to_owned,
+    add = saturating_add,
+    read = str::to_owned,
+    days = sum
+);
 
-/// `INSERT ... ON CONFLICT DO UPDATE` adding to every counter of `table`
-/// keyed by `(user_id, key)`, saturating.
-fn upsert(table: &str, key: &str) -> String {
-    let names = COLUMNS.join(", ");
-    let adds: Vec<String> = COLUMNS
-        .iter()
-        .map(|c| format!("{c} = LEAST({table}.{c}::NUMERIC + excluded.{c}, {MAX})::BIGINT"))
-        .collect();
-    format!(
-        "INSERT INTO {table} (user_id, {key}, {names}, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-         ON CONFLICT (user_id, {key}) DO UPDATE SET {}, updated_at = excluded.updated_at",
-        adds.join(", ")
-    )
+/// The stored count plus `excluded`'s, stopping at [`MAX`] instead of
+/// failing (`bigint out of range`).
+fn saturating_add(table: &str, c: &str) -> String {
+    format!("LEAST({table}.{c}::NUMERIC + excluded.{c}, {MAX})::BIGINT")
 }
 
-/// Saturating sums of every counter (`SUM` of `BIGINT` is `NUMERIC`).
-fn sums() -> String {
-    COLUMNS
-        .iter()
-        .map(|c| format!("LEAST(COALESCE(SUM({c}), 0), {MAX})::BIGINT"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-impl PostgresStorage {
-    pub(super) async fn usage_add(
-        &self,
-        user: &str,
-        session_id: &str,
-        day: &str,
-        delta: &UsageCounts,
-    ) -> Result<()> {
-        let values = usage_values(delta);
-        let stamp = now();
-        let mut tx = self.pool.begin().await?;
-        for (table, key, id) in [
-            ("session_usage", "session_id", session_id),
-            ("user_usage_daily", "day", day),
-        ] {
-            let sql = upsert(table, key);
-            let mut query = sqlx::query(&sql).bind(user).bind(id);
-            for value in values {
-                query = query.bind(value);
-            }
-            query.bind(&stamp).execute(&mut *tx).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    pub(super) async fn usage_of_session(&self, user: &str, id: &str) -> Result<UsageCounts> {
-        let sql = format!(
-            "SELECT {} FROM session_usage WHERE user_id = $1 AND session_id = $2",
-            COLUMNS.join(", ")
-        );
-        let row = sqlx::query(&sql)
-            .bind(user)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref()
-            .map(counts)
-            .transpose()
-            .map(Option::unwrap_or_default)
-    }
-
-    pub(super) async fn usage_of_user(
-        &self,
-        user: &str,
-        since: Option<&str>,
-    ) -> Result<UsageCounts> {
-        let sql = format!(
-            "SELECT {} FROM user_usage_daily WHERE user_id = $1 AND day COLLATE \"C\" >= $2",
-            sums()
-        );
-        let row = sqlx::query(&sql)
-            .bind(user)
-            .bind(since.unwrap_or(""))
-            .fetch_one(&self.pool)
-            .await?;
-        counts(&row)
-    }
+/// A counter's saturating sum (`SUM` of `BIGINT` is `NUMERIC`).
+fn sum(c: &str) -> String {
+    format!("LEAST(COALESCE(SUM({c}), 0), {MAX})::BIGINT")
 }

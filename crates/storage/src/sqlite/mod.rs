@@ -91,6 +91,15 @@ impl SqliteStorage {
     }
 }
 
+impl SqliteStorage {
+    /// A transaction that reads before it writes: it takes the write
+    /// lock up front (`BEGIN IMMEDIATE`), so a concurrent writer waits
+    /// for it instead of failing half-way.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
 /// SQLite's placeholder (positional).
 fn param(_: usize) -> String {
     "?".to_owned()
