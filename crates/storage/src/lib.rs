@@ -55,6 +55,7 @@ mod knowledge;
 mod params;
 mod postgres;
 mod record;
+mod records_sql;
 mod rows;
 mod schedule_sql;
 mod sql_storage;

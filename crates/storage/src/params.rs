@@ -1,6 +1,7 @@
 //! What records write, for every SQL backend: each record's columns in
 //! one order, the values bound to them, and the statements over them
-//! (`param(n)` spells the backend's n-th placeholder, 1-based).
+//! (written for PostgreSQL, `$n` placeholders, as every shared statement
+//! is: [`crate::sql_storage::sqlite_spelling`] spells them for SQLite).
 
 use sqlx::query::Query;
 use sqlx::{Database, Encode, Type};
@@ -80,10 +81,10 @@ pub(crate) struct Document<'a> {
 
 impl Document<'_> {
     /// Its `INSERT`.
-    pub(crate) fn insert_sql(&self, param: fn(usize) -> String) -> String {
+    pub(crate) fn insert_sql(&self) -> String {
         let mut columns = DOCUMENT_COLUMNS.to_vec();
         columns.push(self.body_column);
-        insert(self.table, &columns, param)
+        insert(self.table, &columns)
     }
 
     pub(crate) fn bind<B: Binder>(&self, q: B) -> B {
@@ -117,8 +118,13 @@ pub(crate) fn bind_session<B: Binder>(q: B, s: &SessionRecord) -> B {
         .int(s.revision)
 }
 
+/// The n-th placeholder (1-based).
+fn param(n: usize) -> String {
+    format!("${n}")
+}
+
 /// `INSERT INTO table (columns) VALUES (placeholders)`.
-pub(crate) fn insert(table: &str, columns: &[&str], param: fn(usize) -> String) -> String {
+pub(crate) fn insert(table: &str, columns: &[&str]) -> String {
     let params: Vec<String> = (1..=columns.len()).map(param).collect();
     format!(
         "INSERT INTO {table} ({}) VALUES ({})",
@@ -129,7 +135,7 @@ pub(crate) fn insert(table: &str, columns: &[&str], param: fn(usize) -> String) 
 
 /// `UPDATE table SET columns WHERE user_id = .. AND id = ..`: the set
 /// columns are bound first, then the owner and the id.
-pub(crate) fn update_owned(table: &str, columns: &[&str], param: fn(usize) -> String) -> String {
+pub(crate) fn update_owned(table: &str, columns: &[&str]) -> String {
     let sets: Vec<String> = columns
         .iter()
         .enumerate()

@@ -1,7 +1,7 @@
 //! Users' libraries of installed MCP servers and skills: owner-scoped rows
 //! with names unique per owner.
 
-use super::{PostgresStorage, param};
+use super::PostgresStorage;
 use crate::error::{Error, Result};
 use crate::params;
 use crate::record::{McpLibraryRecord, SkillLibraryRecord};
@@ -15,7 +15,7 @@ fn name_clash(kind: &'static str, name: &str) -> impl FnOnce(sqlx::Error) -> Err
 
 impl PostgresStorage {
     pub(super) async fn library_mcp_insert(&self, m: &McpLibraryRecord) -> Result<()> {
-        let sql = params::insert("mcp_library", &params::mcp_columns(), param);
+        let sql = params::insert("mcp_library", &params::mcp_columns());
         params::bind_mcp(sqlx::query(&sql), m)?
             .execute(&self.pool)
             .await
@@ -54,7 +54,7 @@ impl PostgresStorage {
     }
 
     pub(super) async fn library_mcp_update(&self, m: &McpLibraryRecord) -> Result<()> {
-        let sql = params::update_owned("mcp_library", &params::mcp_changes(), param);
+        let sql = params::update_owned("mcp_library", &params::mcp_changes());
         let done = params::bind_mcp_update(sqlx::query(&sql), m)?
             .execute(&self.pool)
             .await
@@ -81,7 +81,7 @@ impl PostgresStorage {
     }
 
     pub(super) async fn library_skill_insert(&self, s: &SkillLibraryRecord) -> Result<()> {
-        let sql = params::insert("skill_library", &params::skill_columns(), param);
+        let sql = params::insert("skill_library", &params::skill_columns());
         params::bind_skill(sqlx::query(&sql), s)?
             .execute(&self.pool)
             .await

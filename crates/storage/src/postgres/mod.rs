@@ -94,11 +94,6 @@ impl PostgresStorage {
     }
 }
 
-/// PostgreSQL's n-th placeholder.
-fn param(n: usize) -> String {
-    format!("${n}")
-}
-
 /// Whether `url` names a PostgreSQL database (`postgres://` or
 /// `postgresql://`).
 #[must_use]

@@ -1,77 +1,18 @@
-//! Agents, credentials, schedules and API keys: owner-scoped documents.
+//! Agents, credentials, schedules and API keys on PostgreSQL (the shared
+//! statements of [`crate::records_sql`] and [`crate::api_key_sql`], as
+//! they are), and deleting an agent with its sessions.
 
-use super::{PostgresStorage, param};
+use super::PostgresStorage;
 use crate::error::Result;
-use crate::params::Document;
-use crate::record::{AgentRecord, CredentialRecord, ScheduleRecord};
-use crate::rows::{agent, credential, schedule};
-use crate::sql_storage::OwnedTable;
+
+crate::records_sql::records_sql!(PostgresStorage, str::to_owned);
+crate::api_key_sql::api_key_sql!(PostgresStorage, str::to_owned);
 
 impl PostgresStorage {
-    pub(super) async fn ping_db(&self) -> Result<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
-        Ok(())
-    }
-
-    async fn document_insert(&self, doc: Document<'_>) -> Result<()> {
-        let sql = doc.insert_sql(param);
-        doc.bind(sqlx::query(&sql)).execute(&self.pool).await?;
-        Ok(())
-    }
-
-    pub(super) async fn agent_insert(&self, a: &AgentRecord) -> Result<()> {
-        self.document_insert(Document {
-            table: "agents",
-            body_column: "data",
-            fields: [&a.id, &a.user_id, &a.created_at, &a.updated_at],
-            body: a.data.to_string(),
-        })
-        .await
-    }
-
-    pub(super) async fn agent_get(&self, user: &str, id: &str) -> Result<Option<AgentRecord>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            crate::columns::agents!(),
-            " FROM agents WHERE user_id = $1 AND id = $2"
-        ))
-        .bind(user)
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(agent).transpose()
-    }
-
-    pub(super) async fn agent_list(&self, user: &str) -> Result<Vec<AgentRecord>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            crate::columns::agents!(),
-            " FROM agents WHERE user_id = $1 \
-             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\""
-        ))
-        .bind(user)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(agent).collect()
-    }
-
-    pub(super) async fn agent_update(&self, a: &AgentRecord) -> Result<()> {
-        let done = sqlx::query(
-            "UPDATE agents SET data = $1, updated_at = $2 WHERE user_id = $3 AND id = $4",
-        )
-        .bind(a.data.to_string())
-        .bind(&a.updated_at)
-        .bind(&a.user_id)
-        .bind(&a.id)
-        .execute(&self.pool)
-        .await?;
-        crate::rows::found(done.rows_affected(), "agent", &a.id)
-    }
-
     /// Deletes an agent with its sessions and their messages, in one
     /// transaction.
     pub(super) async fn agent_delete_cascade(&self, user: &str, id: &str) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query("DELETE FROM agents WHERE user_id = $1 AND id = $2")
             .bind(user)
             .bind(id)
@@ -93,90 +34,4 @@ impl PostgresStorage {
         tx.commit().await?;
         Ok(deleted)
     }
-
-    pub(super) async fn delete_owned(
-        &self,
-        table: OwnedTable,
-        user: &str,
-        id: &str,
-    ) -> Result<bool> {
-        let sql = match table {
-            OwnedTable::Credentials => "DELETE FROM credentials WHERE user_id = $1 AND id = $2",
-            OwnedTable::Schedules => "DELETE FROM schedules WHERE user_id = $1 AND id = $2",
-        };
-        let done = sqlx::query(sql)
-            .bind(user)
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    pub(super) async fn credential_insert(&self, c: &CredentialRecord) -> Result<()> {
-        self.document_insert(Document {
-            table: "credentials",
-            body_column: "sealed",
-            fields: [&c.id, &c.user_id, &c.created_at, &c.updated_at],
-            body: c.sealed.clone(),
-        })
-        .await
-    }
-
-    pub(super) async fn credential_get(
-        &self,
-        user: &str,
-        id: &str,
-    ) -> Result<Option<CredentialRecord>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            crate::columns::credentials!(),
-            " FROM credentials WHERE user_id = $1 AND id = $2"
-        ))
-        .bind(user)
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(credential).transpose()
-    }
-
-    pub(super) async fn credential_list(&self, user: &str) -> Result<Vec<CredentialRecord>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            crate::columns::credentials!(),
-            " FROM credentials WHERE user_id = $1 \
-             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\""
-        ))
-        .bind(user)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(credential).collect()
-    }
-
-    pub(super) async fn credential_update(&self, c: &CredentialRecord) -> Result<()> {
-        let done = sqlx::query(
-            "UPDATE credentials SET sealed = $1, updated_at = $2 WHERE user_id = $3 AND id = $4",
-        )
-        .bind(&c.sealed)
-        .bind(&c.updated_at)
-        .bind(&c.user_id)
-        .bind(&c.id)
-        .execute(&self.pool)
-        .await?;
-        crate::rows::found(done.rows_affected(), "credential", &c.id)
-    }
-
-    pub(super) async fn schedule_list(&self, user: &str) -> Result<Vec<ScheduleRecord>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            crate::columns::schedules!(),
-            " FROM schedules WHERE user_id = $1 \
-             ORDER BY created_at COLLATE \"C\", id COLLATE \"C\""
-        ))
-        .bind(user)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(schedule).collect()
-    }
 }
-
-crate::api_key_sql::api_key_sql!(PostgresStorage, str::to_owned);

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{PostgresStorage, param};
+use super::PostgresStorage;
 use crate::error::Result;
 use crate::params;
 use crate::record::{MessagePage, SessionRecord, now};
@@ -19,7 +19,7 @@ fn named(mut config: Value, name: &str) -> Option<Value> {
 
 impl PostgresStorage {
     pub(super) async fn session_insert(&self, s: &SessionRecord) -> Result<()> {
-        let sql = params::insert("sessions", &params::SESSION_COLUMNS, param);
+        let sql = params::insert("sessions", &params::SESSION_COLUMNS);
         let key = format!("{}/{}/{}", s.user_id, s.agent_id, s.workspace_id);
         params::bind_session(sqlx::query(&sql), s)
             .execute(&self.pool)

@@ -1,7 +1,7 @@
 //! Users' libraries of installed MCP servers and skills: owner-scoped rows
 //! with names unique per owner.
 
-use super::{SqliteStorage, param};
+use super::SqliteStorage;
 use crate::error::{Error, Result};
 use crate::params;
 use crate::record::{McpLibraryRecord, SkillLibraryRecord};
@@ -15,7 +15,10 @@ fn name_clash(kind: &'static str, name: &str) -> impl FnOnce(sqlx::Error) -> Err
 
 impl SqliteStorage {
     pub(super) async fn library_mcp_insert(&self, m: &McpLibraryRecord) -> Result<()> {
-        let sql = params::insert("mcp_library", &params::mcp_columns(), param);
+        let sql = crate::sql_storage::sqlite_spelling(&params::insert(
+            "mcp_library",
+            &params::mcp_columns(),
+        ));
         params::bind_mcp(sqlx::query(&sql), m)?
             .execute(&self.pool)
             .await
@@ -53,7 +56,10 @@ impl SqliteStorage {
     }
 
     pub(super) async fn library_mcp_update(&self, m: &McpLibraryRecord) -> Result<()> {
-        let sql = params::update_owned("mcp_library", &params::mcp_changes(), param);
+        let sql = crate::sql_storage::sqlite_spelling(&params::update_owned(
+            "mcp_library",
+            &params::mcp_changes(),
+        ));
         let done = params::bind_mcp_update(sqlx::query(&sql), m)?
             .execute(&self.pool)
             .await
@@ -80,7 +86,10 @@ impl SqliteStorage {
     }
 
     pub(super) async fn library_skill_insert(&self, s: &SkillLibraryRecord) -> Result<()> {
-        let sql = params::insert("skill_library", &params::skill_columns(), param);
+        let sql = crate::sql_storage::sqlite_spelling(&params::insert(
+            "skill_library",
+            &params::skill_columns(),
+        ));
         params::bind_skill(sqlx::query(&sql), s)?
             .execute(&self.pool)
             .await

@@ -100,11 +100,6 @@ impl SqliteStorage {
     }
 }
 
-/// SQLite's placeholder (positional).
-fn param(_: usize) -> String {
-    "?".to_owned()
-}
-
 /// Creates `path` readable and writable by its owner only, or narrows an
 /// existing file to that (SQLite gives its `-wal` and `-shm` files the
 /// database file's permissions).

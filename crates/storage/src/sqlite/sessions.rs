@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{SqliteStorage, param};
+use super::SqliteStorage;
 use crate::error::Result;
 use crate::params;
 use crate::record::{MessagePage, SessionRecord, now};
@@ -10,7 +10,10 @@ use crate::rows::{page, session};
 
 impl SqliteStorage {
     pub(super) async fn session_insert(&self, s: &SessionRecord) -> Result<()> {
-        let sql = params::insert("sessions", &params::SESSION_COLUMNS, param);
+        let sql = crate::sql_storage::sqlite_spelling(&params::insert(
+            "sessions",
+            &params::SESSION_COLUMNS,
+        ));
         let key = format!("{}/{}/{}", s.user_id, s.agent_id, s.workspace_id);
         params::bind_session(sqlx::query(&sql), s)
             .execute(&self.pool)
