@@ -52,6 +52,7 @@ mod columns;
 mod error;
 mod journal;
 mod knowledge;
+mod library_sql;
 mod params;
 mod postgres;
 mod record;
