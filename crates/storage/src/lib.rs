@@ -59,6 +59,7 @@ mod record;
 mod records_sql;
 mod rows;
 mod schedule_sql;
+mod session_sql;
 mod sql_storage;
 mod sqlite;
 mod storage;

@@ -4,10 +4,15 @@
 //! [`impl_storage!`] boxes them into the object-safe trait.
 
 /// A statement written for PostgreSQL (`$n` placeholders, `COLLATE "C"`
-/// byte-order sorts) as SQLite reads it (`?n`; its default collation
-/// already compares bytes).
+/// byte-order sorts, `FOR UPDATE` row locks) as SQLite reads it (`?n`;
+/// its default collation already compares bytes, and a transaction that
+/// reads before it writes holds the write lock from its `BEGIN
+/// IMMEDIATE`, so there is no row lock to take).
 pub(crate) fn sqlite_spelling(statement: &str) -> String {
-    statement.replace(" COLLATE \"C\"", "").replace('$', "?")
+    statement
+        .replace(" COLLATE \"C\"", "")
+        .replace(" FOR UPDATE", "")
+        .replace('$', "?")
 }
 
 /// The owner-scoped tables a plain delete works on (agents take their
