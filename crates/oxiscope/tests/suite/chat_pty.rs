@@ -178,3 +178,42 @@ fn a_denied_call_shows_as_denied_without_the_note_for_the_model() {
     let sent = serde_json::to_string(&env.messages(1)).unwrap();
     assert!(sent.contains("did not allow"), "{sent}");
 }
+
+#[test]
+fn an_always_allowed_rule_is_saved_in_the_project_and_holds_in_the_next_console() {
+    let env = ChatEnv::new();
+    let settings = env.work().join(".oxiscope/settings.toml");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        "# my notes\n[permissions]\ndeny = [\"Bash(rm:*)\"]\n",
+    )
+    .unwrap();
+    env.answer(&bash("call_1", "touch kept.txt"));
+    env.answer(&text("Made one."));
+    let mut p = spawn(&env, &[]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("make a file").unwrap();
+    p.exp_string("[N] deny: ").unwrap();
+    p.send_line("a").unwrap();
+    p.exp_string("(saved Bash(touch:*) to ").unwrap();
+    p.exp_string("settings.toml)").unwrap();
+    p.exp_string("Oxiscope: Made one.").unwrap();
+    leave(p);
+    let saved = std::fs::read_to_string(&settings).unwrap();
+    assert_eq!(
+        saved,
+        "# my notes\n[permissions]\nallow = [\"Bash(touch:*)\"]\ndeny = [\"Bash(rm:*)\"]\n"
+    );
+
+    // A new console in the same directory runs the same command unasked.
+    env.answer(&bash("call_2", "touch again.txt"));
+    env.answer(&text("Made another."));
+    let mut p = spawn(&env, &[]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("make another").unwrap();
+    let shown = p.exp_string("Oxiscope: Made another.").unwrap();
+    assert!(!shown.contains("[N] deny"), "asked again: {shown}");
+    leave(p);
+    assert!(env.work().join("again.txt").exists());
+}

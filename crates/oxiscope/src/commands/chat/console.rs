@@ -19,6 +19,7 @@ use tokio::runtime::Runtime;
 
 use super::drive::{Ending, drive};
 use super::mcp_start::StatusSink;
+use super::project;
 use super::provider::ModelSettings;
 use super::session::{Session, last_exchange, transcript};
 use super::setup::AgentKit;
@@ -57,6 +58,9 @@ pub(crate) struct Console {
     pub(crate) model: ModelSettings,
     /// The tokens of this console's model calls (`/cost`).
     pub(crate) usage: Usage,
+    /// The working directory, whose settings file keeps "always allow"
+    /// rules.
+    pub(crate) workdir: PathBuf,
 }
 
 impl std::fmt::Debug for Console {
@@ -232,7 +236,10 @@ impl Console {
                     return Ok(UserInterruptEvent::new(event.reply_id.clone()).into());
                 }
                 Answer::Once => (true, None),
-                Answer::Always => (true, Some(call.suggested_rules.clone())),
+                Answer::Always => {
+                    self.keep_rules(&call.suggested_rules);
+                    (true, Some(call.suggested_rules.clone()))
+                }
                 Answer::Deny => (false, None),
             };
             results.push(ConfirmResult {
@@ -242,6 +249,20 @@ impl Console {
             });
         }
         Ok(UserConfirmResultEvent::new(event.reply_id.clone(), results).into())
+    }
+
+    /// Saves "always allow" rules in the project settings file, so later
+    /// consoles in this directory have them; says where, in one line. A
+    /// failure is reported, and the rules still hold for this console.
+    fn keep_rules(&self, rules: &[PermissionRule]) {
+        if rules.is_empty() {
+            return;
+        }
+        let texts: Vec<String> = rules.iter().map(format_rule).collect();
+        match project::add_allow(&self.workdir, &texts) {
+            Ok(path) => println!("(saved {} to {})", texts.join(", "), path.display()),
+            Err(e) => println!("(the rule holds for this console only: {e:#})"),
+        }
     }
 
     /// Saves the agent state in the session, if there is one.

@@ -7,6 +7,7 @@ mod goal;
 pub(crate) mod mcp_config;
 pub(crate) mod mcp_start;
 mod oneshot;
+pub(crate) mod project;
 mod provider;
 pub(crate) mod session;
 pub(crate) mod settings;
@@ -119,6 +120,7 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
     let config_dir = settings::config_dir()?;
     let config_path = settings::config_path()?;
     let file = settings::load_config(&config_path)?;
+    let project = project::load(&workdir)?;
     let env = |k: &str| std::env::var(k).ok();
     let resolved = settings::resolve(args, &env, &file, &config_dir, args.prompt.is_some())?;
     let mut settings = match resolved {
@@ -128,6 +130,7 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    settings.add_rules(&project, "project")?;
     settings.render.color &= std::io::stdout().is_terminal();
     let verifier_prompt = args
         .goal_verifier
@@ -200,6 +203,7 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         kit,
         model: settings.model.clone(),
         usage: slash::Usage::default(),
+        workdir: workdir.clone(),
     };
     let code = console.run(&rt);
     rt.block_on(servers.close());

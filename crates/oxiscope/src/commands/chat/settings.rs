@@ -104,6 +104,33 @@ pub(crate) struct Settings {
     pub(crate) skills: Vec<PathBuf>,
 }
 
+impl Settings {
+    /// Adds the rules of `lists` (from `source`) to the permissions.
+    ///
+    /// # Errors
+    /// A rule does not parse.
+    pub(crate) fn add_rules(&mut self, lists: &RuleLists, source: &str) -> anyhow::Result<()> {
+        for (texts, behavior) in lists.by_behavior() {
+            for text in texts {
+                self.permissions
+                    .add_rule(parse_rule(text, behavior, source)?);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RuleLists {
+    /// Each list with the behaviour its rules have.
+    fn by_behavior(&self) -> [(&Vec<String>, PermissionBehavior); 3] {
+        [
+            (&self.allow, PermissionBehavior::Allow),
+            (&self.ask, PermissionBehavior::Ask),
+            (&self.deny, PermissionBehavior::Deny),
+        ]
+    }
+}
+
 /// Why no model can be reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NotConfigured(pub(crate) String);
