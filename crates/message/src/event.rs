@@ -456,6 +456,20 @@ fn check_data_or_url(data: Option<&String>, url: Option<&String>) -> Result<(), 
 }
 
 impl AgentEvent {
+    /// How the reply ends, when this event ends its stream: `REPLY_END`,
+    /// or the `REQUIRE_*` event a parked reply stops on; `None` for every
+    /// other event.
+    #[must_use]
+    pub fn reply_outcome(&self) -> Option<crate::ReplyOutcome> {
+        use crate::ReplyOutcome;
+        match self {
+            Self::ReplyEnd(end) => Some(ReplyOutcome::Finished(end.finished_reason)),
+            Self::RequireUserConfirm(_) => Some(ReplyOutcome::AwaitingConfirmation),
+            Self::RequireExternalExecution(_) => Some(ReplyOutcome::AwaitingExternal),
+            _ => None,
+        }
+    }
+
     /// The reply this event belongs to (`None` for [`CustomEvent`]).
     #[must_use]
     pub fn reply_id(&self) -> Option<&str> {
@@ -527,6 +541,46 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    #[test]
+    fn the_events_a_reply_ends_on_say_how_it_ended() {
+        let event = |v: serde_json::Value| serde_json::from_value::<AgentEvent>(v).unwrap();
+        let end = event(
+            json!({"type": "REPLY_END", "session_id": "s", "reply_id": "r",
+                               "finished_reason": "completed"}),
+        );
+        assert_eq!(
+            end.reply_outcome(),
+            Some(crate::ReplyOutcome::Finished(
+                ReplyFinishedReason::Completed
+            ))
+        );
+        assert!(end.reply_outcome().unwrap().is_completed());
+        let interrupted = event(
+            json!({"type": "REPLY_END", "session_id": "s", "reply_id": "r",
+                                       "finished_reason": "interrupted"}),
+        );
+        assert!(!interrupted.reply_outcome().unwrap().is_completed());
+        assert!(!interrupted.reply_outcome().unwrap().is_parked());
+        let asks =
+            event(json!({"type": "REQUIRE_USER_CONFIRM", "reply_id": "r", "tool_calls": []}));
+        assert_eq!(
+            asks.reply_outcome(),
+            Some(crate::ReplyOutcome::AwaitingConfirmation)
+        );
+        assert!(asks.reply_outcome().unwrap().is_parked());
+        let external =
+            event(json!({"type": "REQUIRE_EXTERNAL_EXECUTION", "reply_id": "r", "tool_calls": []}));
+        assert_eq!(
+            external.reply_outcome(),
+            Some(crate::ReplyOutcome::AwaitingExternal)
+        );
+        let delta = event(
+            json!({"type": "TEXT_BLOCK_DELTA", "reply_id": "r", "block_id": "b",
+                                 "delta": "x"}),
+        );
+        assert_eq!(delta.reply_outcome(), None);
+    }
 
     #[test]
     fn events_serialise_base_fields_then_the_tag_then_their_own() {

@@ -71,6 +71,6 @@ pub use id::Id;
 pub use meta::Metadata;
 pub use msg::{Msg, MsgContent, Role};
 pub use permission::{PermissionBehavior, PermissionRule};
-pub use reply::{ErrorInfo, ErrorType, FinishedReason, ReplyFinishedReason, Usage};
+pub use reply::{ErrorInfo, ErrorType, FinishedReason, ReplyFinishedReason, ReplyOutcome, Usage};
 pub use shape::{PrintHasher, PrintState};
 pub use stamp::{FixedStamper, Stamp, Stamper, SystemStamper};

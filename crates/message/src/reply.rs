@@ -46,6 +46,38 @@ pub enum ReplyFinishedReason {
     Error,
 }
 
+/// How a reply's event stream ended: what the last event of a reply
+/// says, the one fact the service's run loop, its usage and metrics, the
+/// console and the goal pipeline each need ([`AgentEvent::reply_outcome`]
+/// is the one place that tells it).
+///
+/// [`AgentEvent::reply_outcome`]: crate::AgentEvent::reply_outcome
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReplyOutcome {
+    /// `REPLY_END`, for this reason.
+    Finished(ReplyFinishedReason),
+    /// Parked on the user's confirmation (`REQUIRE_USER_CONFIRM`); the
+    /// reply resumes with their answer.
+    AwaitingConfirmation,
+    /// Parked on results of calls run elsewhere
+    /// (`REQUIRE_EXTERNAL_EXECUTION`).
+    AwaitingExternal,
+}
+
+impl ReplyOutcome {
+    /// Whether the reply parked and can resume (it did not end).
+    #[must_use]
+    pub fn is_parked(self) -> bool {
+        !matches!(self, Self::Finished(_))
+    }
+
+    /// Whether the reply gave its final answer.
+    #[must_use]
+    pub fn is_completed(self) -> bool {
+        self == Self::Finished(ReplyFinishedReason::Completed)
+    }
+}
+
 /// Why one model call ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

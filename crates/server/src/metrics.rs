@@ -35,6 +35,19 @@ pub(crate) enum Outcome {
     Failed,
 }
 
+impl From<oxiscope_message::ReplyOutcome> for Outcome {
+    fn from(ends: oxiscope_message::ReplyOutcome) -> Self {
+        use oxiscope_message::{ReplyFinishedReason as R, ReplyOutcome as O};
+        match ends {
+            O::Finished(R::Completed) => Self::Completed,
+            O::Finished(R::Interrupted) => Self::Interrupted,
+            O::Finished(R::ExceedMaxIters) => Self::MaxIters,
+            O::Finished(R::Error) => Self::Error,
+            O::AwaitingConfirmation | O::AwaitingExternal => Self::Awaiting,
+        }
+    }
+}
+
 impl Outcome {
     const ALL: [Self; 6] = [
         Self::Completed,

@@ -295,14 +295,12 @@ pub(crate) enum StepEnd {
 impl StepEnd {
     /// How the reply ended, judged by its last event.
     pub(crate) fn from_last(last: Option<&AgentEvent>) -> Self {
-        match last {
-            Some(AgentEvent::ReplyEnd(e)) => Self::Ended(
+        match (last, last.and_then(AgentEvent::reply_outcome)) {
+            (Some(AgentEvent::ReplyEnd(e)), _) => Self::Ended(
                 e.finished_reason,
                 e.error.as_ref().map(|i| i.message.clone()),
             ),
-            Some(AgentEvent::RequireUserConfirm(_) | AgentEvent::RequireExternalExecution(_)) => {
-                Self::Parked
-            }
+            (_, Some(ends)) if ends.is_parked() => Self::Parked,
             _ => Self::Stopped,
         }
     }

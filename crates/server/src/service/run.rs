@@ -14,7 +14,8 @@ use futures_util::StreamExt;
 use oxiscope_agent::otel::SpanContext;
 use oxiscope_agent::{Agent, AgentError, ReplyInput};
 use oxiscope_message::{
-    AgentEvent, ErrorInfo, ErrorType, ReplyEndEvent, ReplyFinishedReason, UserInterruptEvent,
+    AgentEvent, ErrorInfo, ErrorType, ReplyEndEvent, ReplyFinishedReason, ReplyOutcome,
+    UserInterruptEvent,
 };
 use oxiscope_model::DynChatModel;
 use oxiscope_storage::{AgentRecord, Release, RunLease, SessionRecord};
@@ -604,16 +605,9 @@ async fn run_once(
             let info = OpenRunInfo::new(&runner.user_id, &start.reply_id);
             bus.open_run(session_id, info.to_value()).await?;
         }
-        let is_last = matches!(
-            event,
-            AgentEvent::ReplyEnd(_)
-                | AgentEvent::RequireUserConfirm(_)
-                | AgentEvent::RequireExternalExecution(_)
-        );
-        completed = matches!(
-            &event,
-            AgentEvent::ReplyEnd(end) if end.finished_reason == ReplyFinishedReason::Completed
-        );
+        let outcome = event.reply_outcome();
+        let is_last = outcome.is_some();
+        completed = outcome.is_some_and(ReplyOutcome::is_completed);
         if let AgentEvent::ReplyEnd(end) = &event
             && let Some(error) = &end.error
         {

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use oxiscope_message::{AgentEvent, ReplyFinishedReason};
+use oxiscope_message::AgentEvent;
 use oxiscope_storage::UsageCounts;
 
 use crate::api::{UsageResponse, UsageView};
@@ -86,18 +86,11 @@ impl RunTally {
                 c.cache_write_tokens = add(c.cache_write_tokens, end.cache_creation_input_tokens);
             }
             AgentEvent::ToolResultEnd(_) => c.tool_calls += 1,
-            AgentEvent::ReplyEnd(end) => {
-                self.outcome = Some(match end.finished_reason {
-                    ReplyFinishedReason::Completed => Outcome::Completed,
-                    ReplyFinishedReason::Interrupted => Outcome::Interrupted,
-                    ReplyFinishedReason::ExceedMaxIters => Outcome::MaxIters,
-                    ReplyFinishedReason::Error => Outcome::Error,
-                });
+            other => {
+                if let Some(ends) = other.reply_outcome() {
+                    self.outcome = Some(Outcome::from(ends));
+                }
             }
-            AgentEvent::RequireUserConfirm(_) | AgentEvent::RequireExternalExecution(_) => {
-                self.outcome = Some(Outcome::Awaiting);
-            }
-            _ => {}
         }
     }
 
