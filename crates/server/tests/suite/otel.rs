@@ -37,6 +37,33 @@ async fn wait_for_span(exporter: &InMemoryExporter, name: &str) -> Vec<SpanData>
     panic!("no {name} span: {:?}", exporter.spans());
 }
 
+/// Sends `text` as a chat of `s` with `traceparent`, once its run ends:
+/// the spans of that request.
+async fn chat_with_traceparent(
+    h: &Harness,
+    s: &super::common::Setup,
+    exporter: &InMemoryExporter,
+    traceparent: &str,
+    text: &str,
+) -> Vec<SpanData> {
+    let _ = exporter.take();
+    h.fake.push(text_answer("Hello"));
+    let body = json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": user_msg(text)});
+    let res = h
+        .http
+        .post(format!("{}/chat/", h.base))
+        .header("x-user-id", "u")
+        .header("traceparent", traceparent)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(h.wait_not_running("u", s).await, "idle");
+    wait_for_span(exporter, "session_run").await
+}
+
 #[tokio::test]
 async fn a_chat_run_is_traced_with_the_session_and_user() {
     let exporter = InMemoryExporter::new();
@@ -354,22 +381,8 @@ async fn a_callers_traceparent_parents_the_request_and_its_run_when_the_operator
     })
     .await;
     let s = h.setup("u").await;
-    h.fake.push(text_answer("Hello"));
     let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let body = json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": user_msg("Hi")});
-    let res = h
-        .http
-        .post(format!("{}/chat/", h.base))
-        .header("x-user-id", "u")
-        .header("traceparent", caller)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(h.wait_not_running("u", &s).await, "idle");
-    let spans = wait_for_span(&exporter, "session_run").await;
+    let spans = chat_with_traceparent(&h, &s, &exporter, caller, "Hi").await;
     let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
     let run = spans.iter().find(|s| s.name == "session_run").unwrap();
     let theirs = SpanContext::from_traceparent(caller).unwrap();
@@ -385,23 +398,7 @@ async fn a_callers_traceparent_parents_the_request_and_its_run_when_the_operator
     );
 
     // A garbled traceparent starts a new trace instead.
-    let _ = exporter.take();
-    h.fake.push(text_answer("Again"));
-    let res = h
-        .http
-        .post(format!("{}/chat/", h.base))
-        .header("x-user-id", "u")
-        .header("traceparent", "00-zz-zz-01")
-        .header("content-type", "application/json")
-        .body(
-            json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": user_msg("More")})
-                .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    let spans = wait_for_span(&exporter, "session_run").await;
+    let spans = chat_with_traceparent(&h, &s, &exporter, "00-zz-zz-01", "More").await;
     let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
     assert_eq!(request.parent_span_id, None);
     assert_ne!(request.context.trace_id, theirs.trace_id);
@@ -416,22 +413,8 @@ async fn a_callers_traceparent_is_ignored_unless_the_operator_trusts_it() {
     let sink: Arc<dyn SpanExporter> = Arc::new(exporter.clone());
     let h = Harness::start_custom(AuthMode::DevHeader, move |c| c.with_span_exporter(sink)).await;
     let s = h.setup("u").await;
-    h.fake.push(text_answer("Hello"));
     let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let body = json!({"agent_id": s.agent_id, "session_id": s.session_id, "input": user_msg("Hi")});
-    let res = h
-        .http
-        .post(format!("{}/chat/", h.base))
-        .header("x-user-id", "u")
-        .header("traceparent", caller)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(h.wait_not_running("u", &s).await, "idle");
-    let spans = wait_for_span(&exporter, "session_run").await;
+    let spans = chat_with_traceparent(&h, &s, &exporter, caller, "Hi").await;
     let request = spans.iter().find(|s| s.name == "POST /chat/").unwrap();
     let theirs = SpanContext::from_traceparent(caller).unwrap();
     assert_eq!(request.parent_span_id, None);
