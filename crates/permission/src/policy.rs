@@ -113,17 +113,70 @@ impl ToolPolicy for GenericPolicy {
         }
     }
 
-    /// Suggests a rule for exactly this input.
+    /// Suggests a rule for exactly this input; for an MCP tool
+    /// (`mcp__server__tool`), the tool with any input, since a rule
+    /// pinned to one call's arguments would rarely match the next.
     fn generate_suggestions(
         &self,
         input: &Value,
         _context: &PermissionContext,
     ) -> Vec<PermissionRule> {
+        let content = (!is_mcp_tool(&self.name)).then(|| input.to_string());
         vec![PermissionRule::new(
             self.name.clone(),
-            Some(input.to_string()),
+            content,
             oxiscope_message::PermissionBehavior::Allow,
             "suggested",
         )]
+    }
+}
+
+/// Whether `name` is the name of an MCP server's tool, `mcp__{server}__{tool}`.
+fn is_mcp_tool(name: &str) -> bool {
+    name.strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+        .is_some_and(|(server, tool)| !server.is_empty() && !tool.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiscope_message::PermissionBehavior;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+    use crate::PermissionMode;
+
+    fn suggestion(tool: &str) -> Vec<PermissionRule> {
+        let context = PermissionContext::new(PermissionMode::Default);
+        GenericPolicy::new(tool).generate_suggestions(&json!({"path": "/tmp/a"}), &context)
+    }
+
+    #[test]
+    fn an_mcp_tool_is_suggested_with_any_arguments() {
+        assert_eq!(
+            suggestion("mcp__files__read_file"),
+            vec![PermissionRule::new(
+                "mcp__files__read_file",
+                None,
+                PermissionBehavior::Allow,
+                "suggested"
+            )]
+        );
+    }
+
+    #[test]
+    fn another_tool_is_suggested_for_exactly_its_input() {
+        assert_eq!(
+            suggestion("Deploy"),
+            vec![PermissionRule::new(
+                "Deploy",
+                Some(r#"{"path":"/tmp/a"}"#.to_owned()),
+                PermissionBehavior::Allow,
+                "suggested"
+            )]
+        );
+        assert_eq!(suggestion("mcp__").len(), 1);
+        assert!(suggestion("mcp__only")[0].rule_content.is_some());
     }
 }

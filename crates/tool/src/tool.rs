@@ -172,7 +172,8 @@ pub trait Tool: Send + Sync + fmt::Debug {
     }
 
     /// Rules that would allow calls like this one. Default: a rule for
-    /// exactly this input.
+    /// exactly this input, or for an MCP tool (`mcp__server__tool`) the
+    /// tool with any input ([`GenericPolicy`]).
     fn generate_suggestions(
         &self,
         input: &Value,
