@@ -13,5 +13,6 @@ mod chat_pty_slash;
 #[cfg(unix)]
 mod chat_pty_start;
 mod chat_start;
+mod config_cli;
 mod permission_check;
 mod render_snapshots;
