@@ -217,3 +217,61 @@ fn an_always_allowed_rule_is_saved_in_the_project_and_holds_in_the_next_console(
     leave(p);
     assert!(env.work().join("again.txt").exists());
 }
+
+/// What a terminal shows of `raw`: each line after its carriage returns
+/// and erase-to-end-of-line sequences.
+fn screen(raw: &str) -> Vec<String> {
+    raw.split('\n')
+        .map(|line| {
+            let mut shown: Vec<char> = Vec::new();
+            let mut cursor = 0;
+            let mut rest = line;
+            while let Some(c) = rest.chars().next() {
+                if let Some(after) = rest.strip_prefix("\x1b[K") {
+                    shown.truncate(cursor);
+                    rest = after;
+                    continue;
+                }
+                rest = &rest[c.len_utf8()..];
+                match c {
+                    '\r' => cursor = 0,
+                    c => {
+                        if cursor < shown.len() {
+                            shown[cursor] = c;
+                        } else {
+                            shown.push(c);
+                        }
+                        cursor += 1;
+                    }
+                }
+            }
+            shown.into_iter().collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_spinner_turns_while_the_first_token_is_awaited_and_is_gone_after() {
+    let env = ChatEnv::new();
+    env.answer_slowly(&text("Here at last."), 0, Duration::from_millis(150));
+    let mut p = spawn(&env, &[]);
+    p.exp_string("user> ").unwrap();
+    p.send_line("take your time").unwrap();
+    let raw = p.exp_string("Here at last.").unwrap();
+    leave(p);
+    // rexpect reads each byte as a char.
+    let raw = String::from_utf8(raw.chars().map(|c| c as u8).collect()).unwrap();
+    let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    assert!(raw.contains(frames), "no spinner: {raw:?}");
+    let shown = screen(&raw);
+    assert!(
+        !shown.iter().any(|l| l.contains(frames)),
+        "the spinner stayed: {shown:?}"
+    );
+    // The answer's line starts where the spinner was.
+    assert_eq!(
+        shown.last().map(String::as_str),
+        Some("Oxiscope: "),
+        "{shown:?}"
+    );
+}

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use oxiscope_agent::pipeline::{GoalPipeline, PipelineProtocol};
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
 use oxiscope_message::{
-    ConfirmResult, Msg, ReplyFinishedReason, RequireUserConfirmEvent, ToolCallBlock, ToolCallState,
-    UserConfirmResultEvent, UserInterruptEvent,
+    AgentEvent, ConfirmResult, Msg, ReplyFinishedReason, RequireUserConfirmEvent, ToolCallBlock,
+    ToolCallState, UserConfirmResultEvent, UserInterruptEvent,
 };
 use oxiscope_permission::{PermissionRule, format_rule};
 use rustyline::DefaultEditor;
@@ -24,7 +24,8 @@ use super::provider::ModelSettings;
 use super::session::{Session, last_exchange, transcript};
 use super::setup::AgentKit;
 use super::slash::{self, Next, Usage};
-use oxiscope::render::ConsoleRenderer;
+use super::spinner::Spinner;
+use oxiscope::render::{ConsoleRenderer, Verbosity};
 
 /// The user's name on their messages.
 const USER: &str = "user";
@@ -196,10 +197,18 @@ impl Console {
                 Some(pipeline) => pipeline,
                 None => &self.agent,
             };
+            // Until the reply sends more than its (silent) start.
+            let debug = renderer.options().verbosity >= Verbosity::Debug;
+            let mut spinner = Spinner::start();
             let ending = rt.block_on(drive(target, input, |e| {
+                let silent = matches!(e, AgentEvent::ReplyStart(_) | AgentEvent::ModelCallStart(_));
+                if debug || !silent {
+                    spinner.stop();
+                }
                 usage.add(e);
                 renderer.render(e)
             }));
+            spinner.stop();
             self.save(rt)?;
             match ending? {
                 Ending::Finished(end) => {

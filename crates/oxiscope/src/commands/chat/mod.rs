@@ -14,6 +14,7 @@ pub(crate) mod settings;
 mod setup;
 mod skills;
 mod slash;
+mod spinner;
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -203,7 +204,7 @@ pub(crate) fn run(args: &ChatArgs) -> anyhow::Result<ExitCode> {
         kit,
         model: settings.model.clone(),
         usage: slash::Usage::default(),
-        workdir: workdir.clone(),
+        workdir,
     };
     let code = console.run(&rt);
     rt.block_on(servers.close());
