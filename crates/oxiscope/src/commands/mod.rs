@@ -1,6 +1,7 @@
 //! Subcommands of the `oxiscope` binary, one module each.
 
 mod chat;
+mod completions;
 mod config;
 mod keys;
 mod mcp;
@@ -46,6 +47,9 @@ enum Command {
     /// API keys of the agent service.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Print a shell completion script, e.g. `oxiscope completions bash >
+    /// ~/.local/share/bash-completion/completions/oxiscope`.
+    Completions(completions::CompletionsArgs),
 }
 
 /// Runs the parsed command line.
@@ -58,5 +62,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sessions(command) => sessions::run(&command),
         Command::Serve(args) => serve::run(&args),
         Command::Keys(command) => keys::run(&command),
+        Command::Completions(args) => Ok(completions::run(&args)),
     }
 }

@@ -13,6 +13,7 @@ mod chat_pty_slash;
 #[cfg(unix)]
 mod chat_pty_start;
 mod chat_start;
+mod completions_cli;
 mod config_cli;
 mod permission_check;
 mod render_snapshots;
