@@ -162,7 +162,7 @@ impl ExecBackend for SandboxBackend {
                     &BTreeMap::new(),
                     "/bin/bash",
                     &["-c".to_owned(), request.command],
-                )
+                )?
                 .command()?;
             oxiscope_tool::run_process(command, request.timeout, request.max_output, cancel).await
         }

@@ -105,6 +105,11 @@ impl Entry {
     /// Runs `program args...` in `cwd` (inside, under [`SANDBOX_ROOT`]) in
     /// the sandbox of the workspace at `host_root`, with `env` added to
     /// the sandbox's own environment for `program` alone.
+    ///
+    /// # Errors
+    /// `InvalidInput` when an option would hold a NUL byte (a variable's
+    /// value, a working directory): options are NUL-separated, so one
+    /// would smuggle in options of its own (a bind of the host's root).
     pub(crate) fn spawn(
         &self,
         config: &SandboxConfig,
@@ -113,13 +118,13 @@ impl Entry {
         env: &BTreeMap<String, String>,
         program: &str,
         program_args: &[String],
-    ) -> Spawn {
+    ) -> std::io::Result<Spawn> {
         let source = if self.drop_to.is_some() {
             Path::new(PORTAL)
         } else {
             host_root
         };
-        let options = options(config, source, cwd, env);
+        let options = options(config, source, cwd, env)?;
         let mut args: Vec<OsString> = Vec::with_capacity(24 + program_args.len());
         let program_path = match &self.drop_to {
             Some((setpriv, uid, gid)) => {
@@ -151,11 +156,11 @@ impl Entry {
         args.push(SHELL_NAME.into());
         args.push(program.into());
         args.extend(program_args.iter().map(OsString::from));
-        Spawn {
+        Ok(Spawn {
             program: program_path,
             args,
             options,
-        }
+        })
     }
 }
 
@@ -167,8 +172,11 @@ fn options(
     source: &Path,
     cwd: &Path,
     env: &BTreeMap<String, String>,
-) -> Vec<u8> {
-    let mut o = Options(Vec::with_capacity(2048));
+) -> std::io::Result<Vec<u8>> {
+    let mut o = Options {
+        bytes: Vec::with_capacity(2048),
+        nul: false,
+    };
     o.all(&[
         "--unshare-user",
         "--unshare-ipc",
@@ -242,16 +250,28 @@ fn options(
     for (k, v) in env {
         o.all(&["--setenv", &format!("{ENV_PREFIX}{k}"), v]);
     }
-    o.0
+    if o.nul {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a sandbox option (a variable's value or a directory) holds a NUL byte",
+        ));
+    }
+    Ok(o.bytes)
 }
 
-/// NUL-separated options.
-struct Options(Vec<u8>);
+/// NUL-separated options; `nul` is set when an item held a NUL byte of
+/// its own.
+struct Options {
+    bytes: Vec<u8>,
+    nul: bool,
+}
 
 impl Options {
     fn put(&mut self, item: &std::ffi::OsStr) {
-        self.0.extend_from_slice(item.as_encoded_bytes());
-        self.0.push(0);
+        let item = item.as_encoded_bytes();
+        self.nul |= item.contains(&0);
+        self.bytes.extend_from_slice(item);
+        self.bytes.push(0);
     }
 
     fn all(&mut self, items: &[&str]) {
@@ -341,16 +361,16 @@ pub(crate) async fn probe(config: &SandboxConfig) -> Result<PathBuf> {
     }
     let scratch = std::env::temp_dir();
     let entry = entry(config, program.clone())?;
-    let spawn = entry.spawn(
-        config,
-        &scratch,
-        Path::new(SANDBOX_ROOT),
-        &BTreeMap::new(),
-        "true",
-        &[],
-    );
-    let output = spawn
-        .command()
+    let output = entry
+        .spawn(
+            config,
+            &scratch,
+            Path::new(SANDBOX_ROOT),
+            &BTreeMap::new(),
+            "true",
+            &[],
+        )
+        .and_then(|spawn| spawn.command())
         .map_err(|e| unavailable(format!("cannot prepare a sandbox: {e}"), "Check /proc."))?
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -406,14 +426,16 @@ mod tests {
             ("MARKER".to_owned(), "tenant-secret".to_owned()),
         ]
         .into();
-        entry.spawn(
-            &SandboxConfig::default(),
-            Path::new("/host/data/ws"),
-            Path::new("/workspace"),
-            &env,
-            "node",
-            &["server.js".to_owned()],
-        )
+        entry
+            .spawn(
+                &SandboxConfig::default(),
+                Path::new("/host/data/ws"),
+                Path::new("/workspace"),
+                &env,
+                "node",
+                &["server.js".to_owned()],
+            )
+            .unwrap()
     }
 
     #[test]
@@ -498,17 +520,53 @@ mod tests {
             bwrap: PathBuf::from("/usr/bin/bwrap"),
             drop_to: None,
         };
-        let spawn = entry.spawn(
-            &SandboxConfig::default(),
-            Path::new("/h"),
-            Path::new("/workspace"),
-            &BTreeMap::new(),
-            "true",
-            &[],
-        );
+        let spawn = entry
+            .spawn(
+                &SandboxConfig::default(),
+                Path::new("/h"),
+                Path::new("/workspace"),
+                &BTreeMap::new(),
+                "true",
+                &[],
+            )
+            .unwrap();
         let args = strings(spawn.args);
         assert!(args[5].ends_with("exec \"$@\""), "{}", args[5]);
         assert!(!args[5].contains("OXISCOPE_ENV"), "{}", args[5]);
+    }
+
+    #[test]
+    fn a_nul_byte_cannot_smuggle_options_in() {
+        let entry = Entry {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            drop_to: None,
+        };
+        let smuggled = "x\0--bind\0/\0/host";
+        let env: BTreeMap<String, String> = [("K".to_owned(), smuggled.to_owned())].into();
+        let config = SandboxConfig::default();
+        let err = entry
+            .spawn(
+                &config,
+                Path::new("/h"),
+                Path::new("/workspace"),
+                &env,
+                "true",
+                &[],
+            )
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+        let cwd = format!("/workspace/{smuggled}");
+        let err = entry
+            .spawn(
+                &config,
+                Path::new("/h"),
+                Path::new(&cwd),
+                &BTreeMap::new(),
+                "true",
+                &[],
+            )
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
     }
 
     #[test]

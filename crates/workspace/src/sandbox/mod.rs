@@ -174,7 +174,7 @@ impl Launch {
         env: &BTreeMap<String, String>,
         program: &str,
         args: &[String],
-    ) -> bwrap::Spawn {
+    ) -> std::io::Result<bwrap::Spawn> {
         self.entry
             .spawn(&self.config, &self.host_root, cwd, env, program, args)
     }
@@ -385,14 +385,18 @@ fn mcp_config(launch: &Launch, decl: &McpDeclaration) -> Result<McpConfig> {
                 })?,
                 None => PathBuf::from(SANDBOX_ROOT),
             };
-            Ok(launch
+            launch
                 .spawn(
                     &cwd,
                     env.as_ref().unwrap_or(&BTreeMap::new()),
                     command,
                     args.as_deref().unwrap_or_default(),
                 )
-                .mcp())
+                .map(bwrap::Spawn::mcp)
+                .map_err(|e| Error::InvalidMcp {
+                    name: decl.name.clone(),
+                    reason: e.to_string(),
+                })
         }
         McpServerConfig::Http { .. } if launch.config.network => Ok(decl.host_config()),
         McpServerConfig::Http { .. } => Err(Error::InvalidMcp {

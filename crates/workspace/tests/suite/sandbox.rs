@@ -638,6 +638,17 @@ async fn a_declared_environment_cannot_lift_the_limits() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("not a plain name"), "{err}");
+    // The launcher's options are NUL-separated: a value holding one would
+    // add options of its own (here, the host's root in the sandbox).
+    let err = ws
+        .add_mcp(
+            decl(serde_json::json!({"K": "x\0--bind\0/\0/host"})),
+            "a",
+            "s",
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("NUL byte"), "{err}");
     // A startup file that would lift the limits and records which shell
     // read it: the limit-setting shell is `oxiscope-sandbox`, the
     // declared program `bash`.
