@@ -1,9 +1,12 @@
 //! The UI's panels in Chromium: knowledge bases (an upload indexed by the
 //! offline model, then searched; a hostile SVG that runs nothing),
 //! schedules (next fire times, disable, sessions, delete), the workspace
-//! pane, several calls allowed at once, code highlighting.
+//! pane (attaching from the library and a hub), several calls allowed at
+//! once, code highlighting.
 
-use oxiscope_server::AuthMode;
+use std::time::Duration;
+
+use oxiscope_server::{AuthMode, HubSource};
 use oxiscope_test_support::OpenAiScript;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -176,5 +179,89 @@ async fn several_asked_calls_are_allowed_at_once_and_code_is_highlighted() {
         ])
     );
     b.screenshot("15-highlight").await;
+    b.quit().await;
+}
+
+#[tokio::test]
+async fn the_pane_attaches_from_the_library_and_installs_from_a_hub() {
+    let Some(b) = Browser::start().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // A stdio server that cannot start (the attach flow is the point),
+    // and a skill.
+    write(
+        "mcp/hub.json",
+        &json!({"kind": "mcp", "hub_id": "local", "display_name": "Local MCPs", "cards": [
+            {"id": "broken", "name": "broken", "display_name": "Broken server",
+             "description": "Never starts",
+             "config_template": {"type": "stdio_mcp", "command": "oxiscope-no-such-server"}}
+        ]})
+        .to_string(),
+    );
+    write(
+        "skills/hub.json",
+        &json!({"kind": "skill", "hub_id": "local-skills", "display_name": "Local skills",
+            "cards": [{"id": "greeter", "name": "greeter", "description": "Greets", "path": "greeter"}]})
+        .to_string(),
+    );
+    write(
+        "skills/greeter/SKILL.md",
+        "---\nname: greeter\ndescription: Greets people politely.\n---\nSay hello.\n",
+    );
+    let hubs = vec![
+        HubSource::Local(dir.path().join("mcp")),
+        HubSource::Local(dir.path().join("skills/hub.json")),
+    ];
+    let h = Harness::start_with_hubs(hubs, Duration::from_secs(60)).await;
+    h.setup("lib-user").await;
+    // The MCP server goes into the library through the API.
+    let (code, installed) = h
+        .post("/hub/mcp/local/cards/broken/install", "lib-user", json!({}))
+        .await;
+    assert_eq!(code, 201, "{installed}");
+    sign_in(&b, &h.base, "lib-user").await;
+    b.find(".composer-input").await;
+    b.click("#toggle-files").await;
+
+    // Attached from the library: the pane lists it (unhealthy, its error
+    // shown); attached again, the refusal is shown.
+    b.click(".tab[data-tab=mcp]").await;
+    b.wait_text(".tab-content", "No MCP server").await;
+    b.wait_text(".library-item[data-name=broken]", "Broken server")
+        .await;
+    b.click(".library-item[data-name=broken] .attach-item")
+        .await;
+    b.wait_text(".attach-result", "Attached: broken").await;
+    b.wait_text(".mcp-list .mcp", "broken").await;
+    b.wait_text(".mcp-list .mcp", "unhealthy").await;
+    b.screenshot("16-attach-mcp").await;
+    b.click(".library-item[data-name=broken] .attach-item")
+        .await;
+    b.wait_text(".attach-result", "Not attached").await;
+    b.wait_text(".attach-result", "already").await;
+
+    // A skill installed from a hub's catalogue lands in the library and
+    // the workspace.
+    b.click(".tab[data-tab=skills]").await;
+    b.wait_text(".tab-content", "No skills").await;
+    b.wait_text(".library", "no skill").await;
+    b.click(".hub[data-hub=local-skills] summary").await;
+    b.click(".hub-card[data-card=greeter] .install-card").await;
+    b.wait_text(".attach-result", "Attached: greeter").await;
+    b.wait_text(".skill-list .skill", "Greets people politely")
+        .await;
+    b.wait_text(".library-item[data-name=greeter]", "greeter")
+        .await;
+    let (_, library) = h.get("/skill", "lib-user").await;
+    assert_eq!(library[0]["name"], "greeter");
+
+    let page = b.js("return window.oxiscopeViolations;", json!([])).await;
+    assert_eq!(page, json!([]));
     b.quit().await;
 }
