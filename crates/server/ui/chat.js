@@ -10,7 +10,7 @@
 
 import { api, query, stream } from './api.js';
 import { h, mount, toast } from './dom.js';
-import { renderMarkdown } from './markdown.js';
+import { renderMarkdownInto } from './markdown.js';
 import { confirmCard, externalCard } from './confirm.js';
 import { toolCard } from './tools.js';
 
@@ -250,11 +250,13 @@ export class ChatView {
       item.el.textContent = text;
       return;
     }
-    // While streaming, render at most once a frame.
+    // While streaming, render at most once a frame, and only the open
+    // last block again (the finished ones are kept).
     if (item.frame) return;
     item.frame = requestAnimationFrame(() => {
       item.frame = null;
-      mount(item.el, renderMarkdown(item.block.text || ''));
+      item.md ||= {};
+      renderMarkdownInto(item.el, item.md, item.block.text || '');
       this.scroll();
     });
   }
