@@ -134,7 +134,11 @@ async fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!("{} API keys in {place}", keys.len());
+    let count = match keys.len() {
+        1 => "1 API key".to_owned(),
+        n => format!("{n} API keys"),
+    };
+    eprintln!("{count} in {place}");
     if keys.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
