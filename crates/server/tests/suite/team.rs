@@ -28,13 +28,13 @@ struct Route {
 /// An OpenAI-style model server answering each agent from its own route
 /// (the first route whose marker the request body contains).
 #[derive(Clone)]
-struct Models {
+pub(super) struct Models {
     routes: Arc<Mutex<Vec<Route>>>,
     url: String,
 }
 
 impl Models {
-    async fn start(routes: Vec<(&'static str, &'static str)>) -> Self {
+    pub(super) async fn start(routes: Vec<(&'static str, &'static str)>) -> Self {
         let routes = Arc::new(Mutex::new(
             routes
                 .into_iter()
@@ -84,7 +84,7 @@ impl Models {
         Self { routes, url }
     }
 
-    fn push(&self, marker: &str, script: OpenAiScript) {
+    pub(super) fn push(&self, marker: &str, script: OpenAiScript) {
         let mut routes = self.routes.lock().unwrap();
         let route = routes.iter_mut().find(|r| r.marker == marker).unwrap();
         route.queue.push_back(script);
@@ -106,7 +106,7 @@ impl Models {
     }
 }
 
-fn answer(text: &str) -> OpenAiScript {
+pub(super) fn answer(text: &str) -> OpenAiScript {
     OpenAiScript::new()
         .text(text)
         .finish("stop")
@@ -114,7 +114,7 @@ fn answer(text: &str) -> OpenAiScript {
 }
 
 /// One response calling `calls` (`(name, arguments)`) in order.
-fn calls(calls: &[(&str, Value)]) -> OpenAiScript {
+pub(super) fn calls(calls: &[(&str, Value)]) -> OpenAiScript {
     let mut script = OpenAiScript::new();
     for (i, (name, args)) in calls.iter().enumerate() {
         script = script
@@ -124,8 +124,8 @@ fn calls(calls: &[(&str, Value)]) -> OpenAiScript {
     script.finish("tool_calls").usage(10, 2, 0)
 }
 
-const LEAD: &str = "You are Lead.";
-const W1: &str = "You are w1, a member";
+pub(super) const LEAD: &str = "You are Lead.";
+pub(super) const W1: &str = "You are w1, a member";
 const W2: &str = "You are w2, a member";
 const HELPER: &str = "You are Helper.";
 
@@ -137,7 +137,7 @@ async fn agent(h: &Harness, user: &str, body: Value) -> String {
 
 /// Alice's leader (credential on `models`), her invitable Helper, and
 /// Bob's invitable agent.
-async fn setup(h: &Harness, models: &Models) -> (Setup, String, String) {
+pub(super) async fn setup(h: &Harness, models: &Models) -> (Setup, String, String) {
     let (s, c) = h
         .post(
             "/credential/",
@@ -172,7 +172,7 @@ async fn setup(h: &Harness, models: &Models) -> (Setup, String, String) {
 }
 
 /// The leader's session view from the session list.
-async fn leader_view(h: &Harness, s: &Setup) -> Value {
+pub(super) async fn leader_view(h: &Harness, s: &Setup) -> Value {
     let (code, list) = h
         .get(&format!("/sessions/?agent_id={}", s.agent_id), "alice")
         .await;
@@ -187,7 +187,7 @@ async fn leader_view(h: &Harness, s: &Setup) -> Value {
 }
 
 /// A member's session as a [`Setup`].
-fn member(view: &Value, name: &str) -> Setup {
+pub(super) fn member(view: &Value, name: &str) -> Setup {
     let m = view["team"]["members"]
         .as_array()
         .unwrap()
@@ -208,7 +208,12 @@ async fn transcript(h: &Harness, s: &Setup) -> String {
 
 /// Waits until `check` holds for the session's transcript and the session
 /// is idle.
-async fn wait_for(h: &Harness, s: &Setup, what: &str, check: impl Fn(&str) -> bool) -> String {
+pub(super) async fn wait_for(
+    h: &Harness,
+    s: &Setup,
+    what: &str,
+    check: impl Fn(&str) -> bool,
+) -> String {
     for _ in 0..1000 {
         let text = transcript(h, s).await;
         if check(&text) && h.status("alice", s).await != "running" {
@@ -219,7 +224,7 @@ async fn wait_for(h: &Harness, s: &Setup, what: &str, check: impl Fn(&str) -> bo
     panic!("{what}: not seen in {}", transcript(h, s).await);
 }
 
-fn has(needle: &str) -> impl Fn(&str) -> bool + '_ {
+pub(super) fn has(needle: &str) -> impl Fn(&str) -> bool + '_ {
     move |t| t.contains(needle)
 }
 

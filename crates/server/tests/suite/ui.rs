@@ -2,7 +2,8 @@
 //! service and the scripted model server: what a person sees (DOM text),
 //! not only what goes over the network. Screenshots of the main screens go
 //! to `target/ui-screenshots/`. The panels' tests are in `ui_panels.rs`,
-//! the benchmark of a long history in `ui_bench.rs`.
+//! the benchmark of a long history in `ui_bench.rs`, the team roster and
+//! the external-results form in `ui_team.rs`.
 
 use std::time::Duration;
 
@@ -17,6 +18,8 @@ use super::webdriver::Browser;
 mod bench;
 #[path = "ui_panels.rs"]
 mod panels;
+#[path = "ui_team.rs"]
+mod team;
 
 const ENTER: &str = "\u{E007}";
 
