@@ -156,7 +156,7 @@ function renderSessions() {
     return h('li', { class: `session ${id === state.sessionId ? 'active' : ''}`, 'data-session': id },
       h('button', { class: 'session-open grow', type: 'button', onclick: () => openSession(id) },
         h('span', { class: 'session-name' }, name),
-        s.status && s.status !== 'idle' ? h('span', { class: `badge state-${s.status}` }, s.status.replace('_', ' ')) : null),
+        s.status && s.status !== 'idle' ? h('span', { class: `badge state-${s.status}` }, s.status.replaceAll('_', ' ')) : null),
       h('button', { class: 'icon rename', type: 'button', title: 'Rename', 'aria-label': `Rename ${name}`, onclick: () => renameSession(s) }, '✎'),
       h('button', { class: 'icon delete', type: 'button', title: 'Delete', 'aria-label': `Delete ${name}`, onclick: () => deleteSession(s) }, '✕'));
   }) : h('li', { class: 'muted' }, state.filter ? 'No session matches.' : 'None yet.'));

@@ -108,6 +108,8 @@ async fn a_reply_parked_on_an_external_call_takes_its_typed_result_and_resumes()
     sign_in(&b, &h.base, "ext").await;
     b.wait_text(".external .external-call", "OpenOnClient")
         .await;
+    b.wait_text("#session-list .badge", "awaiting external result")
+        .await;
     b.wait_text(".external .external-call", "https://example.com")
         .await;
     b.screenshot("18-external-form").await;
