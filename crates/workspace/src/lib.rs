@@ -46,7 +46,7 @@ mod sandbox;
 mod skill_import;
 mod workspace;
 
-pub use assemble::{assemble_toolkit, equip};
+pub use assemble::{Equipment, SharedEquipment, assemble_toolkit, equip};
 pub use confined::{ConfinedDir, EntryKind};
 pub use decl::{McpDeclaration, McpServerConfig};
 pub use error::{Error, Result, validate_id};

@@ -10,7 +10,7 @@ use oxiscope_agent::{Agent, AgentState};
 use oxiscope_model::DynChatModel;
 use oxiscope_permission::PermissionContext;
 use oxiscope_tool::Toolkit;
-use oxiscope_workspace::{LocalWorkspace, Workspace};
+use oxiscope_workspace::{Equipment, LocalWorkspace, SharedEquipment, Workspace};
 
 use super::mcp_start::{Servers, StatusLines};
 use super::settings::Settings;
@@ -48,19 +48,12 @@ pub(crate) fn working_dir(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// What the console's agent is made of besides its model and state: the
-/// toolkit (which MCP servers join as they start), the workspace and the
-/// system prompt. `/model` builds a new agent from it.
-#[derive(Clone)]
+/// workspace's equipment (toolkit, which MCP servers join as they start;
+/// system prompt; working directory; backend and offloader). `/model`
+/// builds a new agent from it.
+#[derive(Clone, Debug)]
 pub(crate) struct AgentKit {
-    toolkit: Arc<Toolkit>,
-    workspace: Arc<dyn Workspace>,
-    prompt: String,
-}
-
-impl std::fmt::Debug for AgentKit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentKit").finish_non_exhaustive()
-    }
+    equipment: SharedEquipment,
 }
 
 impl AgentKit {
@@ -73,14 +66,9 @@ impl AgentKit {
         model: Arc<dyn DynChatModel>,
         state: AgentState,
     ) -> anyhow::Result<Agent> {
-        let workspace = Arc::clone(&self.workspace);
-        Ok(Agent::builder(AGENT_NAME, model)
-            .state(state)
-            .system_prompt(self.prompt.clone())
-            .toolkit(Arc::clone(&self.toolkit))
-            .workdir(workspace.workdir())
-            .backend(workspace.backend())
-            .offloader(workspace)
+        Ok(self
+            .equipment
+            .apply(Agent::builder(AGENT_NAME, model).state(state))
             .build()?)
     }
 }
@@ -90,9 +78,9 @@ impl AgentKit {
 /// background (their tools join the agent's as each one connects; `lines`
 /// says which status lines they print), and the kit it was built from.
 ///
-/// The toolkit is assembled as `oxiscope_workspace::equip` does it, then
-/// gains the configured skills and servers, for which `equip` has no
-/// place.
+/// The workspace equips it as it equips the service's agents
+/// ([`Equipment`]); its toolkit then gains the configured skills and
+/// servers.
 pub(crate) async fn agent(
     model: Arc<dyn DynChatModel>,
     settings: &Settings,
@@ -121,18 +109,15 @@ pub(crate) async fn agent(
     let session_key = session
         .filter(|s| oxiscope_workspace::validate_id("session", s).is_ok())
         .unwrap_or("default");
-    let (mut toolkit, mcp) =
-        oxiscope_workspace::assemble_toolkit(&*workspace, AGENT_ID, session_key).await?;
+    let (mut equipment, mcp) =
+        Equipment::of(workspace, AGENT_ID, session_key, &system_prompt(), None).await?;
     for (server, error) in &mcp.failed {
         eprintln!("warning: MCP server {server} is unavailable: {error}");
     }
-    add_skills(&mut toolkit, settings.skills.clone()).await?;
-    let servers = Servers::start(&settings.mcp, workdir, &mut toolkit, lines)?;
-    let prompt = format!("{}\n\n{}", system_prompt(), workspace.instructions());
+    add_skills(&mut equipment.toolkit, settings.skills.clone()).await?;
+    let servers = Servers::start(&settings.mcp, workdir, &mut equipment.toolkit, lines)?;
     let kit = AgentKit {
-        toolkit: Arc::new(toolkit),
-        workspace,
-        prompt,
+        equipment: equipment.share(),
     };
     let agent = kit.agent(model, state)?;
     Ok((agent, servers, kit))
