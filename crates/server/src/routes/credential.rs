@@ -123,28 +123,7 @@ async fn check_endpoint(state: &AppState, credential: &Credential) -> ApiResult<
         return Ok(());
     }
     let base = credential.base_url();
-    let Ok(url) = oxiscope_http::reqwest::Url::parse(&base) else {
-        return Ok(());
-    };
-    let Some(host) = url.host_str() else {
-        return Ok(());
-    };
-    let host = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_owned();
-    let port = url.port_or_known_default().unwrap_or(443);
-    let addresses: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => vec![ip],
-        Err(_) => {
-            let lookup = tokio::net::lookup_host((host.as_str(), port));
-            match tokio::time::timeout(std::time::Duration::from_secs(3), lookup).await {
-                Ok(Ok(found)) => found.map(|a| a.ip()).collect(),
-                _ => Vec::new(),
-            }
-        }
-    };
-    if let Some(kind) = addresses.into_iter().find_map(oxiscope_http::NonPublic::of) {
+    if let Some(kind) = crate::service::address::non_public(&base).await {
         return Err(ApiError::Forbidden(format!(
             "The credential's endpoint {base} is at {kind}, and this server calls \
              model endpoints at public addresses only. To use a model server on this machine \

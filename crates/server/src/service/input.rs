@@ -94,12 +94,27 @@ pub(crate) async fn check_media(
         return Ok(());
     }
     let policy = super::build::session_media_policy(state, session)?;
-    let refused = tokio::task::spawn_blocking(move || {
-        urls.into_iter()
+    let checked = urls.clone();
+    let mut refused = tokio::task::spawn_blocking(move || {
+        checked
+            .into_iter()
             .find_map(|url| policy.check_url(&url).err().map(|why| (url, why)))
     })
     .await
     .map_err(|e| ApiError::Internal(format!("checking media: {e}")))?;
+    // Downloads go to public addresses only: one at a private address
+    // would fail at every later reply of the session.
+    if refused.is_none() {
+        for url in urls.iter().filter(|u| u.starts_with("http")) {
+            if let Some(kind) = super::address::non_public(url).await {
+                refused = Some((
+                    url.clone(),
+                    format!("it is at {kind}; media is downloaded from public addresses only"),
+                ));
+                break;
+            }
+        }
+    }
     match refused {
         None => Ok(()),
         Some((url, why)) => Err(ApiError::Validation(vec![serde_json::json!({

@@ -1,6 +1,7 @@
 //! The logic behind the session and chat routes: loading owned records,
 //! building the agent of a session, running replies in the background.
 
+pub(crate) mod address;
 mod build;
 pub(crate) mod deferred;
 pub(crate) mod deliver;

@@ -461,6 +461,38 @@ fn image_msg(url: &str) -> Value {
 /// later reply of the session: it is refused at the door instead, and
 /// the session goes on.
 #[tokio::test]
+async fn media_at_a_private_address_is_refused_before_it_is_stored() {
+    let h = Harness::start_with_policy(TenantPolicy {
+        private_model_endpoints: true,
+        ..TenantPolicy::default()
+    })
+    .await;
+    let s = h.setup("u").await;
+    for (url, kind) in [
+        ("http://127.0.0.1:9/cat.png", "loopback"),
+        ("http://169.254.169.254/latest/meta-data", "link-local"),
+        ("https://10.0.0.7/cat.png", "private"),
+        ("http://localhost:9/cat.png", "loopback"),
+    ] {
+        let (code, body) = h.chat("u", &s, image_msg(url)).await;
+        assert_eq!(code, 422, "{url}: {body}");
+        let msg = body["detail"][0]["msg"].as_str().unwrap();
+        assert!(
+            msg.starts_with(&format!("cannot use media from {url}")) && msg.contains(kind),
+            "{msg}"
+        );
+    }
+    assert_eq!(h.messages("u", &s).await["messages"], json!([]));
+    // The session still answers.
+    h.fake.push(text_answer("Still here."));
+    let mut sse = h.subscribe("u", &s, None).await;
+    let (code, body) = h.chat("u", &s, user_msg("hi")).await;
+    assert_eq!(code, 200, "{body}");
+    let events = sse.until("REPLY_END").await;
+    assert_eq!(events.last().unwrap()["finished_reason"], "completed");
+}
+
+#[tokio::test]
 async fn media_the_session_may_not_read_is_refused_before_it_is_stored() {
     let h = Harness::start_with_policy(TenantPolicy {
         private_model_endpoints: true,
