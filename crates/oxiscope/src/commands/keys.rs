@@ -90,10 +90,10 @@ pub(crate) fn run(command: &KeysCommand) -> anyhow::Result<ExitCode> {
 }
 
 async fn open(store: &StoreArgs) -> anyhow::Result<(Arc<dyn Storage>, String)> {
-    let dir = super::serve::data_dir(store.data_dir.as_ref());
+    let dir = super::store::data_dir(store.data_dir.as_ref());
     let url = store.database_url.as_deref();
-    let storage = super::serve::open_storage(url, &dir).await?;
-    Ok((storage, super::serve::describe_store(url, &dir)))
+    let storage = super::store::open_storage(url, &dir).await?;
+    Ok((storage, super::store::describe_store(url, &dir)))
 }
 
 async fn create(args: &CreateArgs) -> anyhow::Result<ExitCode> {

@@ -8,6 +8,7 @@ mod mcp;
 mod permission;
 mod serve;
 mod sessions;
+mod store;
 
 use std::process::ExitCode;
 
