@@ -53,6 +53,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
 
 mod agent;
 mod card;

@@ -81,6 +81,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
 
 mod acting;
 mod agent;

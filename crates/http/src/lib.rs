@@ -46,6 +46,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
 
 mod address;
 mod body;

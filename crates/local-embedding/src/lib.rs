@@ -66,6 +66,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
 
 mod bert;
 mod card;

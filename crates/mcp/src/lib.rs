@@ -64,6 +64,7 @@
 //!
 //! [`Tool`]: oxiscope_tool::Tool
 //! [`Toolkit`]: oxiscope_tool::Toolkit
+#![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod client;

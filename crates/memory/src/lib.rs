@@ -66,6 +66,7 @@
 //! // Then: Agent::builder(..).middleware(memory) with the Read/Write/Edit tools.
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod error;

@@ -44,6 +44,7 @@
 //! assert_eq!(reply.finished_reason, Some(ReplyFinishedReason::Completed));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![deny(missing_docs)]
 
 mod append;
 mod block;

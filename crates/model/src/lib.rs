@@ -36,6 +36,7 @@
 //! assert_eq!(schema["required"], serde_json::json!(["api_key"]));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![deny(missing_docs)]
 
 mod card;
 mod chat;

@@ -1,5 +1,6 @@
 //! Oxiscope's permission engine: the guard between a model's tool calls and
 //! the user's machine. Pure and synchronous.
+#![deny(missing_docs)]
 #![doc = include_str!("../docs/decision-table.md")]
 #![cfg_attr(test, allow(clippy::panic))]
 

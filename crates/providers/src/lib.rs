@@ -9,6 +9,7 @@
 //! model of the right family; the service and the console both build their
 //! models through it ([`chat_model_with`] adds the [`MediaPolicy`] that
 //! says which local files and URLs a message's media may come from).
+#![deny(missing_docs)]
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;

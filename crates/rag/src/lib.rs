@@ -52,6 +52,7 @@
 //! # Ok::<(), oxiscope_rag::Error>(())
 //! # }).unwrap();
 //! ```
+#![deny(missing_docs)]
 
 mod chunker;
 mod error;

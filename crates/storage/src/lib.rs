@@ -44,6 +44,7 @@
 //! # })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![deny(missing_docs)]
 
 mod api_key_sql;
 mod background;

@@ -43,6 +43,7 @@
 //! # })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![deny(missing_docs)]
 // Error tool results travel as `ToolChunk`s, once per call on a cold path;
 // boxing them would only add noise.
 #![allow(clippy::result_large_err)]
