@@ -1,6 +1,8 @@
 //! What the sandbox costs: a trivial Bash call (`true`) and a 64 KiB Read
-//! in a `SandboxWorkspace` against the same in a `LocalWorkspace`.
-//! Without bubblewrap the sandbox benchmarks say so and measure nothing.
+//! in a `SandboxWorkspace` (warm: one sandbox per workspace, entered by
+//! each command; fresh: a sandbox per command) against the same in a
+//! `LocalWorkspace`, in one run. Without bubblewrap the sandbox benchmarks
+//! say so and measure nothing.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -46,13 +48,16 @@ static LOCAL: LazyLock<Arc<dyn Workspace>> = LazyLock::new(|| {
     Arc::new(ws)
 });
 
-static SANDBOX: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| {
-    let root = DIR.path().join("sandbox");
+fn sandbox(name: &str, warm: bool) -> Option<Arc<dyn Workspace>> {
+    let root = DIR.path().join(name);
     seed(&root);
     let made = RUNTIME.block_on(SandboxWorkspace::create(
-        "sandbox",
+        name,
         &root,
-        SandboxConfig::default(),
+        SandboxConfig {
+            warm,
+            ..SandboxConfig::default()
+        },
         Vec::new(),
         Vec::new(),
     ));
@@ -66,7 +71,11 @@ static SANDBOX: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| {
             None
         }
     }
-});
+}
+
+static WARM: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| sandbox("warm", true));
+
+static FRESH: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| sandbox("fresh", false));
 
 fn bash_true(ws: &dyn Workspace) {
     let out = RUNTIME
@@ -97,8 +106,14 @@ fn bash_local(bencher: Bencher<'_, '_>) {
 }
 
 #[divan::bench(sample_count = 50)]
-fn bash_sandbox(bencher: Bencher<'_, '_>) {
-    let Some(ws) = SANDBOX.clone() else { return };
+fn bash_warm_sandbox(bencher: Bencher<'_, '_>) {
+    let Some(ws) = WARM.clone() else { return };
+    bencher.bench(|| bash_true(&*ws));
+}
+
+#[divan::bench(sample_count = 50)]
+fn bash_fresh_sandbox(bencher: Bencher<'_, '_>) {
+    let Some(ws) = FRESH.clone() else { return };
     bencher.bench(|| bash_true(&*ws));
 }
 
@@ -110,6 +125,6 @@ fn read_local(bencher: Bencher<'_, '_>) {
 
 #[divan::bench]
 fn read_sandbox(bencher: Bencher<'_, '_>) {
-    let Some(ws) = SANDBOX.clone() else { return };
+    let Some(ws) = WARM.clone() else { return };
     bencher.bench(|| read(&*ws));
 }

@@ -532,6 +532,13 @@ pub(crate) use offload_via_core;
 /// declaration is checked by the core's launcher before it is stored).
 macro_rules! delegate_to_core {
     () => {
+        crate::core::delegate_to_core!(custom_close);
+
+        fn close(&self) -> futures_util::future::BoxFuture<'_, ()> {
+            futures_util::FutureExt::boxed(self.core.close())
+        }
+    };
+    (custom_close) => {
         fn id(&self) -> &str {
             &self.core.id
         }
@@ -551,10 +558,6 @@ macro_rules! delegate_to_core {
             session_id: &'a str,
         ) -> futures_util::future::BoxFuture<'a, crate::Result<()>> {
             futures_util::FutureExt::boxed(self.core.add_mcp(declaration, agent_id, session_id))
-        }
-
-        fn close(&self) -> futures_util::future::BoxFuture<'_, ()> {
-            futures_util::FutureExt::boxed(self.core.close())
         }
 
         fn reset(&self) -> futures_util::future::BoxFuture<'_, crate::Result<()>> {

@@ -157,13 +157,13 @@ impl ExecBackend for SandboxBackend {
             }
             let command = self
                 .launch
-                .spawn(
+                .command(
                     &cwd,
                     &BTreeMap::new(),
                     "/bin/bash",
                     &["-c".to_owned(), request.command],
-                )?
-                .command()?;
+                )
+                .await?;
             oxiscope_tool::run_process(command, request.timeout, request.max_output, cancel).await
         }
         .boxed()

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 pub const SANDBOX_ROOT: &str = "/workspace";
 
 /// The name `$0` of the limit-setting shell (shows in `ps`).
-const SHELL_NAME: &str = "oxiscope-sandbox";
+pub(crate) const SHELL_NAME: &str = "oxiscope-sandbox";
 
 /// Host directories that are links on merged-`/usr` systems and real
 /// directories elsewhere; either way they appear read-only.
@@ -53,7 +53,7 @@ const PORTAL: &str = "/dev/shm";
 /// The prefix under which a caller's variables cross the limit-setting
 /// shell: inert for it, they are restored under their own names only for
 /// the program it starts.
-const ENV_PREFIX: &str = "OXISCOPE_ENV_";
+pub(crate) const ENV_PREFIX: &str = "OXISCOPE_ENV_";
 
 /// One sandboxed process, ready to start: the launcher program, its
 /// command line, and the options it reads from [`OPTIONS_FD`].
@@ -232,16 +232,8 @@ fn options(
     o.all(&[SANDBOX_ROOT, "--chdir"]);
     o.put(cwd.as_os_str());
     o.all(&["--clearenv"]);
-    let mut vars: BTreeMap<&str, &str> = BTreeMap::new();
-    vars.insert("PATH", PATH);
-    vars.insert("HOME", SANDBOX_ROOT);
-    vars.insert("LANG", "C.UTF-8");
-    vars.insert("TMPDIR", "/tmp");
-    for (k, v) in &config.env {
-        vars.insert(k, v);
-    }
-    for (k, v) in vars {
-        o.all(&["--setenv", k, v]);
+    for (k, v) in &base_env(config) {
+        o.all(&["--setenv", k.as_str(), v.as_str()]);
     }
     // What the caller adds (an MCP declaration's `env`, which a tenant
     // writes) crosses the limit-setting shell under a prefix, so it
@@ -257,6 +249,24 @@ fn options(
         ));
     }
     Ok(o.bytes)
+}
+
+/// The variables every sandboxed process gets: `PATH`, `HOME`, `LANG`,
+/// `TMPDIR` and the configuration's own.
+pub(crate) fn base_env(config: &SandboxConfig) -> BTreeMap<String, String> {
+    let mut vars: BTreeMap<String, String> = [
+        ("PATH", PATH),
+        ("HOME", SANDBOX_ROOT),
+        ("LANG", "C.UTF-8"),
+        ("TMPDIR", "/tmp"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    for (k, v) in &config.env {
+        vars.insert(k.clone(), v.clone());
+    }
+    vars
 }
 
 /// NUL-separated options; `nul` is set when an item held a NUL byte of

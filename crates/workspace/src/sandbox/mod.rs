@@ -20,8 +20,8 @@
 //! - no network unless the configuration turns it on;
 //! - limits on CPU seconds, address space, processes, file size and open
 //!   files (a fork bomb or an endless writer fails inside), a wall-clock
-//!   timeout per command, and `--die-with-parent` so nothing outlives the
-//!   call;
+//!   timeout per command whose process group is then killed, and
+//!   `--die-with-parent` so nothing outlives the server;
 //! - when the server runs as root, an unprivileged user
 //!   ([`SandboxConfig::run_as`]), so sandboxed code holds no root-owned
 //!   file or kernel setting. That user need not pass through the
@@ -29,6 +29,14 @@
 //!   `bwrap` first mounts the workspace where anyone may pass, in a mount
 //!   namespace of its own, then `setpriv` drops to the user, who starts
 //!   the unprivileged sandbox from there.
+//!
+//! By default the sandbox is *warm* ([`SandboxConfig::warm`]): one
+//! long-lived sandbox per workspace, made as above, whose namespaces each
+//! command enters (`nsenter` through descriptors that pin them, then
+//! `setpriv --no-new-privs` and the same limits), so a call costs a
+//! process start instead of a sandbox set-up; it ends with the workspace
+//! (closed, evicted or dropped) and a dead one is replaced by the next
+//! command. Otherwise each command gets a sandbox of its own.
 //!
 //! The built-in file tools do not enter the sandbox: they work on the host
 //! through a [`ConfinedDir`](crate::ConfinedDir), which resolves every
@@ -45,6 +53,7 @@
 mod backend;
 mod bwrap;
 mod walk;
+mod warm;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -143,6 +152,12 @@ pub struct SandboxConfig {
     /// The host user and group sandboxed processes run as when the server
     /// runs as root (`None`: `65534:65534`, "nobody"); ignored otherwise.
     pub run_as: Option<(u32, u32)>,
+    /// Whether commands enter one long-lived sandbox per workspace (the
+    /// default: a call costs a process start, not a sandbox set-up)
+    /// rather than each getting a sandbox of its own. Commands of a warm
+    /// sandbox share its `/tmp` and pid namespace. MCP stdio servers
+    /// always get a sandbox of their own.
+    pub warm: bool,
 }
 
 impl Default for SandboxConfig {
@@ -154,6 +169,7 @@ impl Default for SandboxConfig {
             env: BTreeMap::new(),
             ro_binds: Vec::new(),
             run_as: None,
+            warm: true,
         }
     }
 }
@@ -164,10 +180,27 @@ pub(crate) struct Launch {
     entry: bwrap::Entry,
     config: Arc<SandboxConfig>,
     host_root: PathBuf,
+    /// The workspace's warm sandbox, when configured.
+    warm: Option<Arc<warm::Warm>>,
 }
 
 impl Launch {
-    /// `program args...` in `cwd` (inside) with `env`.
+    /// A command running `program args...` in `cwd` (inside) with `env`:
+    /// in the workspace's warm sandbox, or in a fresh one.
+    async fn command(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        program: &str,
+        args: &[String],
+    ) -> std::io::Result<tokio::process::Command> {
+        match &self.warm {
+            Some(warm) => warm.command(cwd, env, program, args).await,
+            None => self.spawn(cwd, env, program, args)?.command(),
+        }
+    }
+
+    /// `program args...` in `cwd` (inside) with `env`, in a fresh sandbox.
     fn spawn(
         &self,
         cwd: &Path,
@@ -239,10 +272,21 @@ impl SandboxWorkspace {
             .map_err(|e| Error::io("making the workspace private", e))?;
         }
         let config = Arc::new(config);
+        let warm = if config.warm {
+            let warm = warm::Warm::new(entry.clone(), Arc::clone(&config), host_root.clone())
+                .map_err(|e| Error::SandboxUnavailable {
+                    reason: e.to_string(),
+                    hint: "Install util-linux, or turn the warm sandbox off.".to_owned(),
+                })?;
+            Some(Arc::new(warm))
+        } else {
+            None
+        };
         let launch = Launch {
             entry,
             config: Arc::clone(&config),
             host_root,
+            warm,
         };
         let backend = Arc::new(SandboxBackend::new(state.clone(), launch.clone()));
         let mcp_launch = launch.clone();
@@ -408,7 +452,17 @@ fn mcp_config(launch: &Launch, decl: &McpDeclaration) -> Result<McpConfig> {
 }
 
 impl Workspace for SandboxWorkspace {
-    crate::core::delegate_to_core!();
+    crate::core::delegate_to_core!(custom_close);
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        async move {
+            self.core.close().await;
+            if let Some(warm) = &self.launch.warm {
+                warm.stop().await;
+            }
+        }
+        .boxed()
+    }
 
     fn path_env(&self) -> PathEnv {
         // Paths are the sandbox's: nothing on the host's disk at

@@ -13,7 +13,10 @@ use oxiscope_workspace::{
     WorkspaceManager, assemble_toolkit,
 };
 
-use super::support::{Scratch, mcp_servers, require_sandbox};
+use super::support::{Scratch, Tier, mcp_servers, require_sandbox};
+
+/// MCP servers start in a sandbox of their own whatever the tier.
+const TIER: Tier = Tier::Warm;
 
 fn everything(servers: &std::path::Path) -> McpDeclaration {
     let script = servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");

@@ -3,3 +3,4 @@ mod manager;
 mod mcp;
 mod sandbox;
 mod support;
+mod warm;

@@ -30,29 +30,55 @@ impl Scratch {
     }
 }
 
-/// A sandboxed workspace over `scratch`, or `None` (after a loud skip)
-/// where bubblewrap cannot run; in CI that is a failure.
-pub(crate) async fn sandbox(scratch: &Scratch, config: SandboxConfig) -> Option<SandboxWorkspace> {
+/// How a test's sandbox is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tier {
+    /// A fresh bubblewrap sandbox per command.
+    Fresh,
+    /// One warm bubblewrap sandbox per workspace.
+    Warm,
+}
+
+impl Tier {
+    /// `config` made for this tier.
+    pub(crate) fn apply(self, mut config: SandboxConfig) -> SandboxConfig {
+        config.warm = self == Self::Warm;
+        config
+    }
+}
+
+/// A sandboxed workspace of `tier` over `scratch`, or `None` (after a
+/// loud skip) where it cannot run; in CI that is a failure.
+pub(crate) async fn sandbox(
+    scratch: &Scratch,
+    config: SandboxConfig,
+    tier: Tier,
+) -> Option<SandboxWorkspace> {
+    let config = tier.apply(config);
     match SandboxWorkspace::create("ws", scratch.root(), config, Vec::new(), Vec::new()).await {
         Ok(workspace) => {
             workspace.initialize().await.unwrap();
             Some(workspace)
         }
         Err(e @ Error::SandboxUnavailable { .. }) => {
-            oxiscope_test_support::skip(&format!("no sandbox: {e}"));
+            oxiscope_test_support::skip(&format!("no sandbox ({tier:?}): {e}"));
             None
         }
         Err(e) => panic!("cannot make the sandbox: {e}"),
     }
 }
 
-/// Returns from the test when no sandbox can run.
+/// Returns from the test when no sandbox can run; the tier is the `TIER`
+/// in scope where it is used, else the default (warm).
 macro_rules! require_sandbox {
-    ($scratch:expr, $config:expr) => {
-        match $crate::suite::support::sandbox(&$scratch, $config).await {
+    ($scratch:expr, $config:expr, $tier:expr) => {
+        match $crate::suite::support::sandbox(&$scratch, $config, $tier).await {
             Some(workspace) => workspace,
             None => return,
         }
+    };
+    ($scratch:expr, $config:expr) => {
+        require_sandbox!($scratch, $config, TIER)
     };
     ($scratch:expr) => {
         require_sandbox!($scratch, oxiscope_workspace::SandboxConfig::default())
