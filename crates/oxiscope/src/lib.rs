@@ -20,6 +20,7 @@
 //! | `memory` | long-term memory middleware | `memory` |
 //! | `a2a` | remote agents over A2A | `a2a` |
 //! | [`render`] | the console renderer: any event stream as terminal text | always |
+//! | `console` | `launch_console`: the console's input loop over any agent or pipeline | `console` |
 //! | `session`, `storage`, `server` | the agent service | `server` |
 //!
 //! The default features give everything, the command line included. A
@@ -76,6 +77,8 @@ pub use oxiscope_storage as storage;
 #[cfg(feature = "workspace")]
 pub use oxiscope_workspace as workspace;
 
+#[cfg(feature = "console")]
+pub mod console;
 mod env_model;
 pub mod prelude;
 pub mod render;

@@ -1,6 +1,6 @@
 //! The examples about one agent: the minimal one, streaming, typed tools,
-//! permissions, pause and resume, structured output, a custom middleware
-//! and a goal pipeline.
+//! permissions, pause and resume, structured output, a custom middleware,
+//! a goal pipeline and the console.
 
 use pretty_assertions::assert_eq;
 
@@ -218,4 +218,20 @@ fn goal_pipeline_runs_until_the_verifier_passes() {
         "{out}"
     );
     run.assert_all_answers_used();
+}
+
+#[test]
+fn console_asks_on_stdin_and_leaves_at_exit() {
+    let run = ExampleRun::new();
+    run.answer(calls(&[("c1", "add_note", r#"{"text": "buy milk"}"#)]))
+        .answer(text("Noted: buy milk."))
+        .answer(text("You have one note."));
+    let out = run.run_with_input("console", "Note: buy milk\ny\nHow many notes?\nexit\n");
+    assert_eq!(out.matches("user> ").count(), 3, "{out}");
+    assert!(out.contains("Allow add_note("), "{out}");
+    assert!(out.contains("Noted: buy milk."), "{out}");
+    assert!(out.contains("You have one note."), "{out}");
+    assert!(out.ends_with("2 replies, 1 questions answered\n"), "{out}");
+    let results = tool_results(&run.chat_requests()[1]);
+    assert_eq!(results, [("c1".to_owned(), "noted: buy milk".to_owned())]);
 }

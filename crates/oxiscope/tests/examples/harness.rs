@@ -1,7 +1,7 @@
 //! Building the examples and running one against a fake model server.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
@@ -108,7 +108,7 @@ fn build_examples() {
 }
 
 /// Every example of `examples/`.
-const EXAMPLES: [&str; 12] = [
+const EXAMPLES: [&str; 13] = [
     "minimal_agent",
     "streaming",
     "typed_tools",
@@ -121,12 +121,14 @@ const EXAMPLES: [&str; 12] = [
     "rag_folder",
     "memory",
     "a2a_remote",
+    "console",
 ];
 
 /// One example run: a fake OpenAI server with scripted answers, a scratch
 /// directory, and the example's output.
 pub(crate) struct ExampleRun {
-    rt: Runtime,
+    /// Runs the fake server; kept alive with it.
+    _rt: Runtime,
     pub(crate) server: FakeServer,
     pub(crate) dir: TempDir,
 }
@@ -140,7 +142,7 @@ impl ExampleRun {
             .unwrap();
         let server = rt.block_on(FakeServer::start()).unwrap();
         Self {
-            rt,
+            _rt: rt,
             server,
             dir: tempfile::tempdir().unwrap(),
         }
@@ -172,22 +174,53 @@ impl ExampleRun {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Runs example `name` with `stdin` as its input; returns its stdout,
+    /// failing the test when it fails.
+    pub(crate) fn run_with_input(&self, name: &str, stdin: &str) -> String {
+        use std::io::Write as _;
+        let mut child = self
+            .command(name, &[])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "example {name} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// Runs example `name` with `args` in a clean environment that knows
     /// only the fake server.
     pub(crate) fn output(&self, name: &str, args: &[&str]) -> Output {
+        self.command(name, args).output().unwrap()
+    }
+
+    /// The command running example `name` with `args` in a clean
+    /// environment that knows only the fake server.
+    fn command(&self, name: &str, args: &[&str]) -> Command {
         build_examples();
-        let _guard = self.rt.enter();
-        Command::new(examples_dir().join(name))
-            .args(args)
+        let mut cmd = Command::new(examples_dir().join(name));
+        cmd.args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
             .env("TMPDIR", self.dir.path())
             .env("OPENAI_API_KEY", "sk-example")
             .env("OPENAI_BASE_URL", self.server.url("/v1"))
-            .current_dir(self.dir.path())
-            .output()
-            .unwrap()
+            .current_dir(self.dir.path());
+        cmd
     }
 
     /// The bodies of the chat requests the model received, in order.
