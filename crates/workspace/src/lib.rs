@@ -54,8 +54,9 @@ pub use error::{Error, Result, validate_id};
 pub use local::{LocalWorkspace, LocalWorkspaceBuilder};
 pub use manager::{Isolation, WorkspaceFactory, WorkspaceManager, WorkspaceSpec, user_dir_name};
 pub use sandbox::{
-    Limits, SANDBOX_ROOT, SandboxBackend, SandboxConfig, SandboxWorkspace, probe as probe_sandbox,
-    probe_at as probe_sandbox_at, sandbox_user,
+    LANDLOCK_LAUNCHER_ARG, Limits, SANDBOX_ROOT, SandboxBackend, SandboxConfig, SandboxTier,
+    SandboxWorkspace, landlock_launcher, probe as probe_sandbox, probe_at as probe_sandbox_at,
+    probe_landlock, sandbox_user,
 };
 pub use skill_import::{
     SkillLimits, SkillStage, StagedFile, safe_relative_path, stage_skill_archive, stage_skill_dir,

@@ -13,12 +13,12 @@ use oxiscope_tool::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::bwrap::SANDBOX_ROOT;
 use super::{Launch, walk};
 use crate::confined::ConfinedDir;
 
-/// Files through a [`ConfinedDir`] of the workspace, commands through
-/// `bwrap`. Paths are the sandbox's: `/workspace/...`, or relative to it.
+/// Files through a [`ConfinedDir`] of the workspace, commands through the
+/// sandbox. Paths are the sandbox's: `/workspace/...` (bubblewrap; the
+/// host directory itself under Landlock), or relative to it.
 #[derive(Debug, Clone)]
 pub struct SandboxBackend {
     root: ConfinedDir,
@@ -26,28 +26,32 @@ pub struct SandboxBackend {
 }
 
 /// `path` as an absolute, normalised path inside the sandbox, if it is
-/// under [`SANDBOX_ROOT`].
+/// under `root` (where the sandbox shows the workspace).
 ///
 /// # Errors
 /// `PermissionDenied` naming the path, when it is outside.
-pub(crate) fn inside(path: &Path) -> io::Result<PathBuf> {
-    let absolute = Path::new(SANDBOX_ROOT).join(path);
+pub(crate) fn inside(root: &Path, path: &Path) -> io::Result<PathBuf> {
+    let absolute = root.join(path);
     let normal = oxiscope_permission::normalise(&absolute);
-    if normal.starts_with(SANDBOX_ROOT) {
+    if normal.starts_with(root) {
         Ok(normal)
     } else {
         Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("{} is outside the workspace {SANDBOX_ROOT}", path.display()),
+            format!(
+                "{} is outside the workspace {}",
+                path.display(),
+                root.display()
+            ),
         ))
     }
 }
 
 /// `path` relative to the workspace directory.
-fn relative(path: &Path) -> io::Result<PathBuf> {
-    let inside = inside(path)?;
+fn relative(root: &Path, path: &Path) -> io::Result<PathBuf> {
+    let inside = inside(root, path)?;
     Ok(inside
-        .strip_prefix(SANDBOX_ROOT)
+        .strip_prefix(root)
         .map(Path::to_path_buf)
         .unwrap_or_default())
 }
@@ -112,7 +116,7 @@ async fn blocking<T: Send + 'static>(
 impl ExecBackend for SandboxBackend {
     fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileMeta>> {
         async move {
-            let rel = relative(path)?;
+            let rel = relative(self.launch.shown(), path)?;
             let root = self.root.clone();
             let meta = blocking(move || root.metadata(&rel)).await?;
             Ok(FileMeta::of(&meta))
@@ -122,7 +126,7 @@ impl ExecBackend for SandboxBackend {
 
     fn read<'a>(&'a self, path: &'a Path, max_bytes: u64) -> BoxFuture<'a, io::Result<Vec<u8>>> {
         async move {
-            let rel = relative(path)?;
+            let rel = relative(self.launch.shown(), path)?;
             let root = self.root.clone();
             blocking(move || root.read(&rel, max_bytes)).await
         }
@@ -131,7 +135,7 @@ impl ExecBackend for SandboxBackend {
 
     fn write<'a>(&'a self, path: &'a Path, data: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
         async move {
-            let rel = relative(path)?;
+            let rel = relative(self.launch.shown(), path)?;
             let root = self.root.clone();
             let data = data.to_vec();
             blocking(move || root.write(&rel, &data)).await
@@ -145,8 +149,8 @@ impl ExecBackend for SandboxBackend {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, io::Result<ExecOutput>> {
         async move {
-            let cwd = inside(&request.cwd)?;
-            let rel = relative(&cwd)?;
+            let cwd = inside(self.launch.shown(), &request.cwd)?;
+            let rel = relative(self.launch.shown(), &cwd)?;
             let root = self.root.clone();
             let is_dir = blocking(move || root.metadata(&rel).map(|m| m.is_dir())).await?;
             if !is_dir {
@@ -173,9 +177,9 @@ impl ExecBackend for SandboxBackend {
         async move {
             // An absolute pattern names its own base directory.
             let (root, pattern) = if Path::new(&request.pattern).is_absolute() {
-                let rest = relative(Path::new(&request.pattern))?;
+                let rest = relative(self.launch.shown(), Path::new(&request.pattern))?;
                 (
-                    PathBuf::from(SANDBOX_ROOT),
+                    self.launch.shown().to_path_buf(),
                     rest.to_string_lossy().into_owned(),
                 )
             } else {
@@ -192,8 +196,8 @@ impl ExecBackend for SandboxBackend {
                     )
                 })?
                 .compile_matcher();
-            let rel = relative(&root)?;
-            let shown = inside(&root)?;
+            let rel = relative(self.launch.shown(), &root)?;
+            let shown = inside(self.launch.shown(), &root)?;
             let dir = self.root.clone();
             blocking(move || {
                 let fd = dir.open_dir(&rel)?;
@@ -220,8 +224,8 @@ impl ExecBackend for SandboxBackend {
         async move {
             // Checked before the walk: a bad regex or glob is the caller's.
             GrepOpened::new(&request)?;
-            let rel = relative(&request.root)?;
-            let shown = inside(&request.root)?;
+            let rel = relative(self.launch.shown(), &request.root)?;
+            let shown = inside(self.launch.shown(), &request.root)?;
             let dir = self.root.clone();
             blocking(move || {
                 let mut search = GrepOpened::new(&request)?;

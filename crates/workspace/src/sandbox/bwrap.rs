@@ -23,7 +23,7 @@ const SYSTEM_DIRS: [&str; 5] = ["/bin", "/sbin", "/lib", "/lib32", "/lib64"];
 /// The few `/etc` entries programs need (dynamic linker cache, Debian's
 /// alternatives links, certificates, time zone); nothing naming users,
 /// hosts or secrets.
-const ETC_FILES: [&str; 7] = [
+pub(crate) const ETC_FILES: [&str; 7] = [
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
@@ -34,7 +34,7 @@ const ETC_FILES: [&str; 7] = [
 ];
 
 /// What a sandbox with network needs to resolve names.
-const NET_FILES: [&str; 3] = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"];
+pub(crate) const NET_FILES: [&str; 3] = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"];
 
 /// The search path inside.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

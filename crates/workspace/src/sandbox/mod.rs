@@ -52,6 +52,8 @@
 
 mod backend;
 mod bwrap;
+mod landlock;
+mod seccomp;
 mod walk;
 mod warm;
 
@@ -67,6 +69,7 @@ use oxiscope_permission::PathEnv;
 
 pub use backend::SandboxBackend;
 pub use bwrap::SANDBOX_ROOT;
+pub use landlock::{LANDLOCK_LAUNCHER_ARG, landlock_launcher};
 
 use crate::confined::ConfinedDir;
 use crate::core::Core;
@@ -75,7 +78,7 @@ use crate::error::{Error, Result};
 use crate::workspace::Workspace;
 
 /// Resource limits of every sandboxed process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// CPU seconds per process.
     pub cpu_seconds: u64,
@@ -130,9 +133,30 @@ impl Limits {
     }
 }
 
+/// Which kernel mechanism confines a workspace's commands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SandboxTier {
+    /// Bubblewrap: user, mount, pid, ipc, uts and network namespaces; the
+    /// workspace at `/workspace`, nothing else of the host's files.
+    #[default]
+    Bwrap,
+    /// Landlock + seccomp (no namespaces, no setuid helper): the host's
+    /// file system limited to the workspace, a private temporary directory
+    /// and a read-only system, a syscall filter, limits; the workspace is
+    /// at its host path. See [`landlock_launcher`].
+    Landlock,
+}
+
 /// How sandboxes are made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxConfig {
+    /// The confining mechanism.
+    pub tier: SandboxTier,
+    /// The Landlock tier's launcher: a program that calls
+    /// [`landlock_launcher`] first (this crate's `oxiscope-landlock`, the
+    /// `oxiscope` binary); `None`: this program itself.
+    pub launcher: Option<PathBuf>,
     /// The bubblewrap program: a path, or a name looked up on `PATH`.
     pub bwrap: PathBuf,
     /// Whether sandboxed processes share the host's network namespace.
@@ -163,6 +187,8 @@ pub struct SandboxConfig {
 impl Default for SandboxConfig {
     fn default() -> Self {
         Self {
+            tier: SandboxTier::Bwrap,
+            launcher: None,
             bwrap: PathBuf::from("bwrap"),
             network: false,
             limits: Limits::default(),
@@ -177,16 +203,31 @@ impl Default for SandboxConfig {
 /// How the commands of one workspace are started.
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
-    entry: bwrap::Entry,
+    mode: Mode,
     config: Arc<SandboxConfig>,
-    host_root: PathBuf,
-    /// The workspace's warm sandbox, when configured.
-    warm: Option<Arc<warm::Warm>>,
+    /// Where commands see the workspace.
+    shown: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+enum Mode {
+    /// Bubblewrap over `host_root`: the workspace's warm sandbox, or a
+    /// fresh one per command.
+    Bwrap {
+        entry: bwrap::Entry,
+        host_root: PathBuf,
+        warm: Option<Arc<warm::Warm>>,
+    },
+    Landlock(Arc<landlock::Confine>),
 }
 
 impl Launch {
-    /// A command running `program args...` in `cwd` (inside) with `env`:
-    /// in the workspace's warm sandbox, or in a fresh one.
+    /// Where commands see the workspace.
+    pub(crate) fn shown(&self) -> &Path {
+        &self.shown
+    }
+
+    /// A command running `program args...` in `cwd` (inside) with `env`.
     async fn command(
         &self,
         cwd: &Path,
@@ -194,22 +235,44 @@ impl Launch {
         program: &str,
         args: &[String],
     ) -> std::io::Result<tokio::process::Command> {
-        match &self.warm {
-            Some(warm) => warm.command(cwd, env, program, args).await,
-            None => self.spawn(cwd, env, program, args)?.command(),
+        match &self.mode {
+            Mode::Bwrap {
+                warm: Some(warm), ..
+            } => warm.command(cwd, env, program, args).await,
+            Mode::Bwrap {
+                entry, host_root, ..
+            } => entry
+                .spawn(&self.config, host_root, cwd, env, program, args)?
+                .command(),
+            Mode::Landlock(confine) => confine.command(cwd, env, program, args),
         }
     }
 
-    /// `program args...` in `cwd` (inside) with `env`, in a fresh sandbox.
-    fn spawn(
+    /// `program args...` as an MCP stdio server, in a sandbox of its own.
+    fn mcp(
         &self,
         cwd: &Path,
         env: &BTreeMap<String, String>,
         program: &str,
         args: &[String],
-    ) -> std::io::Result<bwrap::Spawn> {
-        self.entry
-            .spawn(&self.config, &self.host_root, cwd, env, program, args)
+    ) -> std::io::Result<McpConfig> {
+        match &self.mode {
+            Mode::Bwrap {
+                entry, host_root, ..
+            } => entry
+                .spawn(&self.config, host_root, cwd, env, program, args)
+                .map(bwrap::Spawn::mcp),
+            Mode::Landlock(confine) => confine.mcp(cwd, env, program, args),
+        }
+    }
+
+    async fn stop(&self) {
+        if let Mode::Bwrap {
+            warm: Some(warm), ..
+        } = &self.mode
+        {
+            warm.stop().await;
+        }
     }
 }
 
@@ -223,13 +286,14 @@ pub struct SandboxWorkspace {
     backend: Arc<SandboxBackend>,
     launch: Launch,
     workdir: PathBuf,
+    host_root: PathBuf,
 }
 
 impl fmt::Debug for SandboxWorkspace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SandboxWorkspace")
             .field("id", &self.core.id)
-            .field("host_root", &self.launch.host_root)
+            .field("host_root", &self.host_root)
             .field("config", &self.launch.config)
             .finish_non_exhaustive()
     }
@@ -237,8 +301,8 @@ impl fmt::Debug for SandboxWorkspace {
 
 impl SandboxWorkspace {
     /// A sandboxed workspace over the host directory `host_root` (created
-    /// if missing; mounted at `/workspace`), after checking that bubblewrap
-    /// works here.
+    /// if missing; mounted at `/workspace` by bubblewrap, at its own path
+    /// under Landlock), after checking that the tier works here.
     ///
     /// # Errors
     /// [`Error::SandboxUnavailable`]; the directory cannot be created.
@@ -252,8 +316,18 @@ impl SandboxWorkspace {
         let id = id.into();
         let host_root = std::path::absolute(host_root.into())
             .map_err(|e| Error::io("the workspace directory", e))?;
-        let program = bwrap::probe(&config).await?;
-        let mut state = ConfinedDir::open(&host_root, SANDBOX_ROOT)
+        let program = match config.tier {
+            SandboxTier::Bwrap => Some(bwrap::probe(&config).await?),
+            SandboxTier::Landlock => {
+                probe_landlock(&config).await?;
+                None
+            }
+        };
+        let shown = match config.tier {
+            SandboxTier::Bwrap => PathBuf::from(SANDBOX_ROOT),
+            SandboxTier::Landlock => host_root.clone(),
+        };
+        let mut state = ConfinedDir::open(&host_root, &shown)
             .map_err(|e| Error::io("opening the workspace directory", e))?;
         // What the server creates in the workspace (offloads, declarations,
         // the file tools' files) belongs to the sandbox user, so commands
@@ -261,7 +335,6 @@ impl SandboxWorkspace {
         if let Some(owner) = sandbox_user(&config) {
             state = state.with_owner(owner);
         }
-        let entry = bwrap::entry(&config, program)?;
         if let Some((uid, gid)) = sandbox_user(&config) {
             std::os::unix::fs::chown(&host_root, Some(uid), Some(gid))
                 .map_err(|e| Error::io("handing the workspace to the sandbox user", e))?;
@@ -272,21 +345,36 @@ impl SandboxWorkspace {
             .map_err(|e| Error::io("making the workspace private", e))?;
         }
         let config = Arc::new(config);
-        let warm = if config.warm {
-            let warm = warm::Warm::new(entry.clone(), Arc::clone(&config), host_root.clone())
-                .map_err(|e| Error::SandboxUnavailable {
-                    reason: e.to_string(),
-                    hint: "Install util-linux, or turn the warm sandbox off.".to_owned(),
-                })?;
-            Some(Arc::new(warm))
-        } else {
-            None
+        let mode = match program {
+            Some(program) => {
+                let entry = bwrap::entry(&config, program)?;
+                let warm = if config.warm {
+                    let warm =
+                        warm::Warm::new(entry.clone(), Arc::clone(&config), host_root.clone())
+                            .map_err(|e| Error::SandboxUnavailable {
+                                reason: e.to_string(),
+                                hint: "Install util-linux, or turn the warm sandbox off."
+                                    .to_owned(),
+                            })?;
+                    Some(Arc::new(warm))
+                } else {
+                    None
+                };
+                Mode::Bwrap {
+                    entry,
+                    host_root: host_root.clone(),
+                    warm,
+                }
+            }
+            None => Mode::Landlock(Arc::new(
+                landlock::Confine::new(Arc::clone(&config), host_root.clone())
+                    .map_err(|e| Error::io("preparing the Landlock sandbox", e))?,
+            )),
         };
         let launch = Launch {
-            entry,
+            mode,
             config: Arc::clone(&config),
-            host_root,
-            warm,
+            shown: shown.clone(),
         };
         let backend = Arc::new(SandboxBackend::new(state.clone(), launch.clone()));
         let mcp_launch = launch.clone();
@@ -301,14 +389,15 @@ impl SandboxWorkspace {
             core,
             backend,
             launch,
-            workdir: PathBuf::from(SANDBOX_ROOT),
+            workdir: shown,
+            host_root,
         })
     }
 
-    /// The host directory mounted at `/workspace`.
+    /// The host directory of the workspace.
     #[must_use]
     pub fn host_root(&self) -> &Path {
-        &self.launch.host_root
+        &self.host_root
     }
 
     /// The configuration.
@@ -333,7 +422,28 @@ pub fn sandbox_user(config: &SandboxConfig) -> Option<(u32, u32)> {
 /// # Errors
 /// [`Error::SandboxUnavailable`], saying what to install or enable.
 pub async fn probe(config: &SandboxConfig) -> Result<()> {
-    bwrap::probe(config).await.map(drop)
+    match config.tier {
+        SandboxTier::Bwrap => bwrap::probe(config).await.map(drop),
+        SandboxTier::Landlock => probe_landlock(config).await.map(drop),
+    }
+}
+
+/// The Landlock ABI the kernel enforces for the launcher of `config`
+/// (1 or more): what the Landlock tier checks at start.
+///
+/// # Errors
+/// [`Error::SandboxUnavailable`] when the launcher cannot run or the
+/// kernel has no Landlock.
+pub async fn probe_landlock(config: &SandboxConfig) -> Result<i32> {
+    landlock::probe(config)
+        .await
+        .map_err(|e| Error::SandboxUnavailable {
+            reason: e.to_string(),
+            hint: "The Landlock tier needs Linux 5.13 or later with Landlock enabled (`landlock` \
+                   in /sys/kernel/security/lsm) and a launcher (the oxiscope binary); use \
+                   `--sandbox bwrap`, or `--sandbox none` to run tools unconfined."
+                .to_owned(),
+        })
 }
 
 /// Whether a real sandbox works over a workspace under `base` (where the
@@ -347,7 +457,7 @@ pub async fn probe(config: &SandboxConfig) -> Result<()> {
 /// # Errors
 /// [`Error::SandboxUnavailable`], saying what failed and what to do.
 pub async fn probe_at(config: &SandboxConfig, base: &Path) -> Result<()> {
-    bwrap::probe(config).await?;
+    probe(config).await?;
     let dir = base.join(format!(".sandbox-probe-{}", std::process::id()));
     let outcome = probe_in(config, &dir).await;
     let _ = std::fs::remove_dir_all(&dir);
@@ -371,8 +481,8 @@ async fn probe_in(config: &SandboxConfig, dir: &Path) -> Result<()> {
         .backend
         .exec(
             ExecRequest {
-                command: "echo ready > /workspace/probe && cat /workspace/probe".to_owned(),
-                cwd: SANDBOX_ROOT.into(),
+                command: "echo ready > probe && cat probe".to_owned(),
+                cwd: workspace.workdir.clone(),
                 timeout: std::time::Duration::from_secs(30),
                 max_output: 4096,
             },
@@ -423,20 +533,21 @@ fn mcp_config(launch: &Launch, decl: &McpDeclaration) -> Result<McpConfig> {
                 });
             }
             let cwd = match cwd {
-                Some(dir) => backend::inside(Path::new(dir)).map_err(|e| Error::InvalidMcp {
-                    name: decl.name.clone(),
-                    reason: e.to_string(),
+                Some(dir) => backend::inside(launch.shown(), Path::new(dir)).map_err(|e| {
+                    Error::InvalidMcp {
+                        name: decl.name.clone(),
+                        reason: e.to_string(),
+                    }
                 })?,
-                None => PathBuf::from(SANDBOX_ROOT),
+                None => launch.shown().to_path_buf(),
             };
             launch
-                .spawn(
+                .mcp(
                     &cwd,
                     env.as_ref().unwrap_or(&BTreeMap::new()),
                     command,
                     args.as_deref().unwrap_or_default(),
                 )
-                .map(bwrap::Spawn::mcp)
                 .map_err(|e| Error::InvalidMcp {
                     name: decl.name.clone(),
                     reason: e.to_string(),
@@ -457,9 +568,7 @@ impl Workspace for SandboxWorkspace {
     fn close(&self) -> BoxFuture<'_, ()> {
         async move {
             self.core.close().await;
-            if let Some(warm) = &self.launch.warm {
-                warm.stop().await;
-            }
+            self.launch.stop().await;
         }
         .boxed()
     }
@@ -467,7 +576,7 @@ impl Workspace for SandboxWorkspace {
     fn path_env(&self) -> PathEnv {
         // Paths are the sandbox's: nothing on the host's disk at
         // `/workspace` may be consulted, so resolution is lexical.
-        PathEnv::new(SANDBOX_ROOT, Some(PathBuf::from(SANDBOX_ROOT))).with_symlinks_followed(false)
+        PathEnv::new(&self.workdir, Some(self.workdir.clone())).with_symlinks_followed(false)
     }
 
     fn initialize(&self) -> BoxFuture<'_, Result<()>> {
@@ -480,10 +589,11 @@ impl Workspace for SandboxWorkspace {
         } else {
             "Commands have no network access."
         };
+        let root = self.workdir.display();
         format!(
-            "You work in a sandbox. Your working directory is {SANDBOX_ROOT}; files there \
+            "You work in a sandbox. Your working directory is {root}; files there \
              persist between conversations, and nothing outside it is reachable (paths outside \
-             {SANDBOX_ROOT} are errors). {network}"
+             {root} are errors). {network}"
         )
     }
 }

@@ -1,3 +1,4 @@
+mod hostile;
 mod local;
 mod manager;
 mod mcp;

@@ -37,12 +37,18 @@ pub(crate) enum Tier {
     Fresh,
     /// One warm bubblewrap sandbox per workspace.
     Warm,
+    /// Landlock + seccomp, through this crate's launcher.
+    Landlock,
 }
 
 impl Tier {
     /// `config` made for this tier.
     pub(crate) fn apply(self, mut config: SandboxConfig) -> SandboxConfig {
         config.warm = self == Self::Warm;
+        if self == Self::Landlock {
+            config.tier = oxiscope_workspace::SandboxTier::Landlock;
+            config.launcher = Some(env!("CARGO_BIN_EXE_oxiscope-landlock").into());
+        }
         config
     }
 }
@@ -55,6 +61,12 @@ pub(crate) async fn sandbox(
     tier: Tier,
 ) -> Option<SandboxWorkspace> {
     let config = tier.apply(config);
+    if tier == Tier::Landlock {
+        // Without a mount namespace the sandbox user must be able to pass
+        // through the directories above the workspace: Landlock, not the
+        // mode, keeps the secret beside it out of reach.
+        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
     match SandboxWorkspace::create("ws", scratch.root(), config, Vec::new(), Vec::new()).await {
         Ok(workspace) => {
             workspace.initialize().await.unwrap();
