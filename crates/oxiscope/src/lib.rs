@@ -21,6 +21,7 @@
 //! | `a2a` | remote agents over A2A | `a2a` |
 //! | [`render`] | the console renderer: any event stream as terminal text | always |
 //! | `console` | `launch_console`: the console's input loop over any agent or pipeline | `console` |
+//! | [`tape`] | record a run, replay it offline, find where two runs differ | always |
 //! | `session`, `storage`, `server` | the agent service | `server` |
 //!
 //! The default features give everything, the command line included. A
@@ -82,5 +83,6 @@ pub mod console;
 mod env_model;
 pub mod prelude;
 pub mod render;
+pub mod tape;
 
 pub use env_model::{EnvModelError, chat_model_from_env, chat_model_from_vars};

@@ -1,0 +1,236 @@
+//! [`TapeRecorder`]: the middleware that records a run.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures_util::StreamExt as _;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use oxiscope_agent::{
+    ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReplyCall, ReplyInput,
+    ReplyNext,
+};
+use oxiscope_model::{ChatResponse, ChatStream, ModelError};
+use oxiscope_tool::{ToolChunk, ToolStream};
+
+use super::normalize::redacted;
+use super::{Tape, TapeEntry};
+
+/// Records every reply of the agent it is added to (as its first
+/// middleware, so it sees what the model and the consumer see); clone it
+/// to keep a handle, and take the tape with [`tape`](Self::tape).
+///
+/// ```
+/// use std::sync::Arc;
+/// use oxiscope::prelude::*;
+/// use oxiscope::tape::TapeRecorder;
+/// # use oxiscope_test_support::{ScriptedModel, ScriptedTurn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let model: Arc<dyn DynChatModel> = Arc::new(ScriptedModel::new([ScriptedTurn::text("Hi!")]));
+/// let recorder = TapeRecorder::new().with_secret("hunter2");
+/// let agent = Agent::builder("Friday", model).middleware(recorder.clone()).build()?;
+/// agent.reply(Msg::user("user", "My password is hunter2.")?).await?;
+/// let jsonl = recorder.tape().to_jsonl();
+/// assert!(jsonl.contains("[REDACTED]") && !jsonl.contains("hunter2"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct TapeRecorder {
+    state: Arc<Mutex<State>>,
+    secrets: Arc<Vec<String>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    entries: Vec<TapeEntry>,
+    model_calls: usize,
+}
+
+impl TapeRecorder {
+    /// A recorder with an empty tape.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also redacts `secret` wherever it appears (keys, passwords).
+    #[must_use]
+    pub fn with_secret(mut self, secret: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.secrets).push(secret.into());
+        self
+    }
+
+    /// What was recorded so far.
+    #[must_use]
+    pub fn tape(&self) -> Tape {
+        Tape {
+            entries: self.lock().entries.clone(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records `entry`, redacted.
+    fn push(&self, entry: TapeEntry) {
+        let entry = match serde_json::to_value(&entry) {
+            Ok(value) => serde_json::from_value(redacted(value, &self.secrets)).unwrap_or(entry),
+            Err(_) => entry,
+        };
+        self.lock().entries.push(entry);
+    }
+}
+
+impl Middleware for TapeRecorder {
+    fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
+        let entry = match &call.input {
+            ReplyInput::Msgs(messages) => TapeEntry::Input {
+                messages: messages.clone(),
+                event: None,
+            },
+            ReplyInput::Confirm(e) => input_event(e.clone().into()),
+            ReplyInput::External(e) => input_event(e.clone().into()),
+            ReplyInput::Interrupt(e) => input_event(e.clone().into()),
+            ReplyInput::Continue => TapeEntry::Input {
+                messages: Vec::new(),
+                event: None,
+            },
+        };
+        self.push(entry);
+        let recorder = self.clone();
+        Box::pin(next.run(call).map(move |event| {
+            recorder.push(TapeEntry::Event {
+                event: event.clone(),
+            });
+            event
+        }))
+    }
+
+    fn on_model_call<'a>(
+        &'a self,
+        call: ModelCall<'a>,
+        next: ModelNext<'a>,
+    ) -> BoxFuture<'a, Result<ChatStream, ModelError>> {
+        let number = {
+            let mut state = self.lock();
+            state.model_calls += 1;
+            state.model_calls - 1
+        };
+        self.push(TapeEntry::ModelRequest {
+            call: number,
+            messages: call.messages.to_vec(),
+            tools: call.tools.to_vec(),
+        });
+        Box::pin(async move {
+            match next.run(call).await {
+                Ok(stream) => Ok(self.record_response(number, stream)),
+                Err(error) => {
+                    self.push(TapeEntry::ModelResponse {
+                        call: number,
+                        chunks: Vec::new(),
+                        error: Some(error.to_string()),
+                    });
+                    Err(error)
+                }
+            }
+        })
+    }
+
+    fn on_acting<'a>(
+        &'a self,
+        call: ActingCall,
+        next: ActingNext<'a>,
+    ) -> BoxFuture<'a, ToolStream> {
+        Box::pin(async move {
+            let (call_id, name, input) = (
+                call.call.id.to_string(),
+                call.call.name.clone(),
+                call.input.clone(),
+            );
+            let stream = next.run(call).await;
+            let recorder = self.clone();
+            let recorded: BoxStream<'static, ToolChunk> = Box::pin(futures_util::stream::unfold(
+                (stream, Vec::new(), Some(recorder)),
+                move |(mut stream, mut chunks, recorder)| {
+                    let (call_id, name, input) = (call_id.clone(), name.clone(), input.clone());
+                    async move {
+                        let recorder = recorder?;
+                        match stream.next().await {
+                            Some(chunk) => {
+                                chunks.push(chunk.clone());
+                                Some((chunk, (stream, chunks, Some(recorder))))
+                            }
+                            None => {
+                                recorder.push(TapeEntry::ToolResult {
+                                    call_id,
+                                    name,
+                                    input,
+                                    chunks,
+                                });
+                                None
+                            }
+                        }
+                    }
+                },
+            ));
+            recorded
+        })
+    }
+}
+
+impl TapeRecorder {
+    /// `stream`, recording its chunks (and the error ending it) as the
+    /// response of call `number` when it ends.
+    fn record_response(&self, number: usize, stream: ChatStream) -> ChatStream {
+        let recorder = self.clone();
+        Box::pin(futures_util::stream::unfold(
+            (stream, Vec::<ChatResponse>::new(), Some(recorder)),
+            move |(mut stream, mut chunks, recorder)| async move {
+                let recorder = recorder?;
+                match stream.next().await {
+                    Some(Ok(chunk)) => {
+                        chunks.push(chunk.clone());
+                        if chunk.is_last {
+                            // The consumer may stop reading at the last chunk.
+                            recorder.push(TapeEntry::ModelResponse {
+                                call: number,
+                                chunks: std::mem::take(&mut chunks),
+                                error: None,
+                            });
+                            return Some((Ok(chunk), (stream, chunks, None)));
+                        }
+                        Some((Ok(chunk), (stream, chunks, Some(recorder))))
+                    }
+                    Some(Err(error)) => {
+                        recorder.push(TapeEntry::ModelResponse {
+                            call: number,
+                            chunks: std::mem::take(&mut chunks),
+                            error: Some(error.to_string()),
+                        });
+                        // An error is the last item.
+                        Some((Err(error), (stream, chunks, None)))
+                    }
+                    None => {
+                        recorder.push(TapeEntry::ModelResponse {
+                            call: number,
+                            chunks,
+                            error: None,
+                        });
+                        None
+                    }
+                }
+            },
+        ))
+    }
+}
+
+/// The input entry of a resuming or interrupting event.
+fn input_event(event: oxiscope_message::AgentEvent) -> TapeEntry {
+    TapeEntry::Input {
+        messages: Vec::new(),
+        event: Some(event),
+    }
+}

@@ -1,0 +1,230 @@
+//! [`TapeReplayer`]: the middleware that plays a tape back.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures_util::StreamExt as _;
+use futures_util::future::BoxFuture;
+use oxiscope_agent::pipeline::{CancellationToken, PipelineProtocol};
+use oxiscope_agent::{
+    ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReplyCall, ReplyInput,
+    ReplyNext,
+};
+use oxiscope_message::{AgentEvent, Msg};
+use oxiscope_model::{ChatStream, ModelError};
+use oxiscope_tool::{ToolChunk, ToolStream};
+use serde_json::json;
+
+use super::Tape;
+use super::diff::{Divergence, Step};
+
+/// Answers an agent's model and tool calls from a tape and compares what
+/// the agent does with what was recorded. Add it as the agent's first
+/// middleware (the agent's model is then never called, and no tool runs),
+/// send the tape's inputs, and read the [`report`](Self::report).
+///
+/// Model calls are answered in order; tool calls by their id (the ids come
+/// from the recorded model answers). A step the tape does not have fails:
+/// a model call with an error, a tool call with an error result.
+#[derive(Debug, Clone)]
+pub struct TapeReplayer {
+    tape: Arc<Tape>,
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    model_calls: usize,
+    events: usize,
+    divergence: Option<Divergence>,
+}
+
+/// How a replay went.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ReplayReport {
+    /// The first step where the run parted from the tape; `None`: it did
+    /// exactly what was recorded.
+    pub divergence: Option<Divergence>,
+    /// Model calls answered.
+    pub model_calls: usize,
+    /// Events seen.
+    pub events: usize,
+}
+
+impl TapeReplayer {
+    /// A replayer of `tape`.
+    #[must_use]
+    pub fn new(tape: Tape) -> Self {
+        Self {
+            tape: Arc::new(tape),
+            state: Arc::default(),
+        }
+    }
+
+    /// The tape being replayed.
+    #[must_use]
+    pub fn tape(&self) -> &Tape {
+        &self.tape
+    }
+
+    /// How the replay went so far; once every input was sent, a run that
+    /// stopped short of the recorded events diverges at the first missing
+    /// one.
+    #[must_use]
+    pub fn report(&self) -> ReplayReport {
+        let state = self.lock();
+        let recorded: Vec<&AgentEvent> = self.tape.events().collect();
+        let divergence = state.divergence.clone().or_else(|| {
+            recorded.get(state.events).map(|missing| Divergence {
+                step: Step::Event(state.events),
+                expected: Divergence::check(Step::Event(state.events), Some(*missing), None)
+                    .and_then(|d| d.expected),
+                actual: None,
+            })
+        });
+        ReplayReport {
+            divergence,
+            model_calls: state.model_calls,
+            events: state.events,
+        }
+    }
+
+    /// Sends the tape's inputs to `target` (an agent, or a pipeline, with
+    /// this replayer as its first middleware) in order, each after the
+    /// previous reply's stream ended; an input that answers a parked reply
+    /// is sent to the reply that parked in this run. Returns the report.
+    pub async fn run(&self, target: &dyn PipelineProtocol) -> ReplayReport {
+        let mut parked: Option<String> = None;
+        let inputs: Vec<(Vec<Msg>, Option<AgentEvent>)> = self
+            .tape
+            .inputs()
+            .map(|(messages, event)| (messages.to_vec(), event.cloned()))
+            .collect();
+        for (n, (messages, event)) in inputs.into_iter().enumerate() {
+            let input = match event {
+                Some(event) => match resumed(&event, parked.as_deref()) {
+                    Some(input) => input,
+                    None => {
+                        self.diverged(Some(Divergence {
+                            step: Step::Input(n),
+                            expected: Some(json!("an answer to a parked reply")),
+                            actual: Some(json!("no reply is parked")),
+                        }));
+                        break;
+                    }
+                },
+                None if messages.is_empty() => ReplyInput::Continue,
+                None => ReplyInput::Msgs(messages),
+            };
+            let mut events = target.reply_stream(input, CancellationToken::new());
+            parked = None;
+            while let Some(event) = events.next().await {
+                match &event {
+                    AgentEvent::RequireUserConfirm(e) => parked = Some(e.reply_id.clone()),
+                    AgentEvent::RequireExternalExecution(e) => parked = Some(e.reply_id.clone()),
+                    _ => {}
+                }
+            }
+        }
+        self.report()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps `divergence` when it is the first.
+    fn diverged(&self, divergence: Option<Divergence>) {
+        let mut state = self.lock();
+        if state.divergence.is_none() {
+            state.divergence = divergence;
+        }
+    }
+}
+
+impl Middleware for TapeReplayer {
+    fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
+        let replayer = self.clone();
+        Box::pin(next.run(call).map(move |event| {
+            let n = {
+                let mut state = replayer.lock();
+                state.events += 1;
+                state.events - 1
+            };
+            let recorded = replayer.tape.events().nth(n);
+            replayer.diverged(Divergence::check(Step::Event(n), recorded, Some(&event)));
+            event
+        }))
+    }
+
+    fn on_model_call<'a>(
+        &'a self,
+        call: ModelCall<'a>,
+        _next: ModelNext<'a>,
+    ) -> BoxFuture<'a, Result<ChatStream, ModelError>> {
+        let n = {
+            let mut state = self.lock();
+            state.model_calls += 1;
+            state.model_calls - 1
+        };
+        let actual = json!({"messages": call.messages, "tools": call.tools});
+        let recorded = self
+            .tape
+            .request(n)
+            .map(|(messages, tools)| json!({"messages": messages, "tools": tools}));
+        self.diverged(Divergence::check(
+            Step::ModelRequest(n),
+            recorded.as_ref(),
+            Some(&actual),
+        ));
+        let response = self.tape.response(n).map(|(chunks, error)| {
+            let mut items: Vec<Result<_, ModelError>> = chunks.iter().cloned().map(Ok).collect();
+            if let Some(message) = error {
+                items.push(Err(ModelError::InvalidRequest {
+                    message: format!("(recorded) {message}"),
+                }));
+            }
+            items
+        });
+        Box::pin(async move {
+            match response {
+                Some(items) => Ok(futures_util::stream::iter(items).boxed()),
+                None => Err(ModelError::InvalidRequest {
+                    message: format!("the tape has no model call {n}"),
+                }),
+            }
+        })
+    }
+
+    fn on_acting<'a>(
+        &'a self,
+        call: ActingCall,
+        _next: ActingNext<'a>,
+    ) -> BoxFuture<'a, ToolStream> {
+        let id = call.call.id.to_string();
+        let recorded = self.tape.tool_result(&id);
+        let expected = recorded.map(|(name, input, _)| json!({"name": name, "input": input}));
+        let actual = json!({"name": call.call.name, "input": call.input});
+        self.diverged(Divergence::check(
+            Step::ToolCall(id.clone()),
+            expected.as_ref(),
+            Some(&actual),
+        ));
+        let chunks = match recorded {
+            Some((_, _, chunks)) => chunks.to_vec(),
+            None => vec![ToolChunk::error(format!(
+                "the tape has no result of tool call {id}"
+            ))],
+        };
+        Box::pin(async move { futures_util::stream::iter(chunks).boxed() })
+    }
+}
+
+/// The input a recorded resuming event gives, addressed to `parked`.
+fn resumed(event: &AgentEvent, parked: Option<&str>) -> Option<ReplyInput> {
+    let parked = parked?;
+    let mut value = serde_json::to_value(event).ok()?;
+    value["reply_id"] = json!(parked);
+    let event: AgentEvent = serde_json::from_value(value).ok()?;
+    ReplyInput::try_from(event).ok()
+}
