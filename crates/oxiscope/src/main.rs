@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // The Landlock sandbox's launcher is this binary, started so.
+    oxiscope_workspace::landlock_launcher();
     let cli = commands::Cli::parse();
     match commands::run(cli) {
         Ok(code) => code,

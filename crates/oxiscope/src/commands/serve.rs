@@ -77,6 +77,10 @@ pub(crate) struct ServeArgs {
     /// cloud metadata addresses included. Off by default.
     #[arg(long)]
     sandbox_network: bool,
+    /// Which sandbox confines tools: `auto` (the strongest that works
+    /// here), `bwrap`, `landlock` or `none` (unconfined).
+    #[arg(long, value_enum, default_value_t)]
+    sandbox: super::sandbox_tier::SandboxArg,
     /// The operator's tenant policy, a TOML file: `allowed_modes`
     /// (permission modes tenants may use), `max_confirm_rules` (rules one
     /// confirmed call may add; each must be one suggested for it),
@@ -477,10 +481,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 network: args.sandbox_network,
                 ..SandboxConfig::default()
             };
-            oxiscope_workspace::probe_sandbox(&config)
-                .await
-                .context("oxiscope serve runs every tool in a sandbox by default")?;
-            WorkspaceMode::Sandbox(config)
+            match super::sandbox_tier::choose(args.sandbox, config).await? {
+                Some(config) => WorkspaceMode::Sandbox(config),
+                None => WorkspaceMode::Local,
+            }
         }
         WorkspaceArg::Local => {
             eprintln!(

@@ -115,7 +115,9 @@ fn launch(args: &[OsString]) -> io::Error {
         .args(program_args)
         .env_clear()
         .envs(&policy.env)
-        .current_dir(&policy.cwd)
+        // (Already in the working directory: entered before dropping root,
+        // so directories above it the sandbox user may not pass through do
+        // not stop it.)
         .exec()
 }
 
@@ -162,6 +164,9 @@ fn confine(policy: &Policy) -> io::Result<()> {
         )?;
     }
     std::env::set_current_dir(&policy.cwd)?;
+    // The rules open their paths now, before root is dropped: the sandbox
+    // user need not pass through the directories above them.
+    let ruleset = file_rules(policy)?;
     if let Some((uid, gid)) = policy.user {
         use rustix::process::{Gid, Uid};
         use rustix::thread::{set_thread_groups, set_thread_res_gid, set_thread_res_uid};
@@ -171,11 +176,19 @@ fn confine(policy: &Policy) -> io::Result<()> {
         set_thread_res_gid(gid, gid, gid)?;
         set_thread_res_uid(uid, uid, uid)?;
     }
-    restrict_files(policy)?;
+    let status = ruleset
+        .restrict_self()
+        .map_err(|e| io::Error::other(format!("landlock: {e}")))?;
+    if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
+        return Err(io::Error::other(
+            "this kernel does not enforce Landlock (it needs Linux 5.13 or later with \
+             Landlock in the `lsm=` list)",
+        ));
+    }
     seccomp::apply(policy.network)
 }
 
-fn restrict_files(policy: &Policy) -> io::Result<()> {
+fn file_rules(policy: &Policy) -> io::Result<landlock::RulesetCreated> {
     let failed = |e: landlock::RulesetError| io::Error::other(format!("landlock: {e}"));
     let abi = TARGET_ABI;
     let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
@@ -192,7 +205,7 @@ fn restrict_files(policy: &Policy) -> io::Result<()> {
             .handle_access(AccessNet::from_all(abi))
             .map_err(failed)?;
     }
-    let status = ruleset
+    ruleset
         .create()
         .map_err(failed)?
         .add_rules(path_beneath_rules(
@@ -209,16 +222,7 @@ fn restrict_files(policy: &Policy) -> io::Result<()> {
             existing(&policy.write),
             AccessFs::from_all(abi),
         ))
-        .map_err(failed)?
-        .restrict_self()
-        .map_err(failed)?;
-    if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
-        return Err(io::Error::other(
-            "this kernel does not enforce Landlock (it needs Linux 5.13 or later with \
-             Landlock in the `lsm=` list)",
-        ));
-    }
-    Ok(())
+        .map_err(failed)
 }
 
 /// How the server starts commands of one workspace under the launcher.

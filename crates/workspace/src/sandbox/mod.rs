@@ -467,12 +467,21 @@ pub async fn probe_at(config: &SandboxConfig, base: &Path) -> Result<()> {
 async fn probe_in(config: &SandboxConfig, dir: &Path) -> Result<()> {
     use oxiscope_tool::{ExecBackend as _, ExecRequest};
 
+    let hint = match config.tier {
+        SandboxTier::Bwrap => {
+            "Check that bubblewrap can mount the data directory here (as root, the sandbox \
+             runs as the user of `SandboxConfig::run_as`, 65534 by default), or run the \
+             service with `--workspace local` to run tools unconfined."
+        }
+        SandboxTier::Landlock => {
+            "As root, Landlock sandboxes run as the user of `SandboxConfig::run_as` (65534 by \
+             default), who must be able to pass through the directories above the data \
+             directory; or run the service with `--workspace local` to run tools unconfined."
+        }
+    };
     let failed = |reason: String| Error::SandboxUnavailable {
         reason,
-        hint: "Check that bubblewrap can mount the data directory here (as root, the sandbox \
-               runs as the user of `SandboxConfig::run_as`, 65534 by default), or run the \
-               service with `--workspace local` to run tools unconfined."
-            .to_owned(),
+        hint: hint.to_owned(),
     };
     let workspace =
         SandboxWorkspace::create("sandbox-probe", dir, config.clone(), Vec::new(), Vec::new())

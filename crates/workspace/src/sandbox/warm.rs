@@ -78,9 +78,21 @@ struct Holder {
     /// `nsenter` option and the namespace's descriptor.
     namespaces: Vec<(&'static str, OwnedFd)>,
     root: OwnedFd,
+    /// The holder's process id and its pid namespace's number.
+    pid: u32,
+    pid_ns: u64,
 }
 
 impl Holder {
+    /// Whether the sandbox still runs: its launcher has not exited and the
+    /// holder is alive in the same pid namespace (when it dies, the
+    /// namespace dies at once; its launchers exit a moment later).
+    fn alive(&mut self) -> bool {
+        matches!(self.launcher.try_wait(), Ok(None))
+            && std::fs::metadata(format!("/proc/{}/ns/pid", self.pid))
+                .is_ok_and(|m| m.ino() == self.pid_ns)
+    }
+
     /// Ends the sandbox: the holder's input closes and the launchers (a
     /// process group of their own) are killed.
     fn end(&mut self) {
@@ -178,10 +190,7 @@ impl Warm {
         args: &[String],
     ) -> io::Result<tokio::process::Command> {
         let mut held = self.holder.lock().await;
-        let alive = match held.as_mut() {
-            Some(holder) => matches!(holder.launcher.try_wait(), Ok(None)),
-            None => false,
-        };
+        let alive = held.as_mut().is_some_and(Holder::alive);
         if !alive {
             if held.is_some() {
                 tracing::warn!(root = %self.host_root.display(), "the warm sandbox ended; starting another");
@@ -339,6 +348,8 @@ impl Warm {
                 lifeline,
                 namespaces,
                 root,
+                pid,
+                pid_ns: info.pid,
             }),
             Err(e) => {
                 let _ = launcher.start_kill();
