@@ -1,7 +1,7 @@
 //! What the sandbox costs: a trivial Bash call (`true`) and a 64 KiB Read
 //! in a `SandboxWorkspace` (warm: one sandbox per workspace, entered by
-//! each command; fresh: a sandbox per command) against the same in a
-//! `LocalWorkspace`, in one run. Without bubblewrap the sandbox benchmarks
+//! each command; fresh: a sandbox per command; Landlock + seccomp)
+//! against the same in a `LocalWorkspace`, in one run. Without bubblewrap the sandbox benchmarks
 //! say so and measure nothing.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use divan::Bencher;
 use oxiscope_tool::ExecRequest;
-use oxiscope_workspace::{LocalWorkspace, SandboxConfig, SandboxWorkspace, Workspace};
+use oxiscope_workspace::{LocalWorkspace, SandboxConfig, SandboxTier, SandboxWorkspace, Workspace};
 use tokio_util::sync::CancellationToken;
 
 fn main() {
@@ -48,16 +48,13 @@ static LOCAL: LazyLock<Arc<dyn Workspace>> = LazyLock::new(|| {
     Arc::new(ws)
 });
 
-fn sandbox(name: &str, warm: bool) -> Option<Arc<dyn Workspace>> {
+fn sandbox(name: &str, config: SandboxConfig) -> Option<Arc<dyn Workspace>> {
     let root = DIR.path().join(name);
     seed(&root);
     let made = RUNTIME.block_on(SandboxWorkspace::create(
         name,
         &root,
-        SandboxConfig {
-            warm,
-            ..SandboxConfig::default()
-        },
+        config,
         Vec::new(),
         Vec::new(),
     ));
@@ -73,9 +70,29 @@ fn sandbox(name: &str, warm: bool) -> Option<Arc<dyn Workspace>> {
     }
 }
 
-static WARM: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| sandbox("warm", true));
+static WARM: LazyLock<Option<Arc<dyn Workspace>>> =
+    LazyLock::new(|| sandbox("warm", SandboxConfig::default()));
 
-static FRESH: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| sandbox("fresh", false));
+static FRESH: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| {
+    sandbox(
+        "fresh",
+        SandboxConfig {
+            warm: false,
+            ..SandboxConfig::default()
+        },
+    )
+});
+
+static LANDLOCK: LazyLock<Option<Arc<dyn Workspace>>> = LazyLock::new(|| {
+    sandbox(
+        "landlock",
+        SandboxConfig {
+            tier: SandboxTier::Landlock,
+            launcher: Some(env!("CARGO_BIN_EXE_oxiscope-landlock").into()),
+            ..SandboxConfig::default()
+        },
+    )
+});
 
 fn bash_true(ws: &dyn Workspace) {
     let out = RUNTIME
@@ -114,6 +131,12 @@ fn bash_warm_sandbox(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 50)]
 fn bash_fresh_sandbox(bencher: Bencher<'_, '_>) {
     let Some(ws) = FRESH.clone() else { return };
+    bencher.bench(|| bash_true(&*ws));
+}
+
+#[divan::bench(sample_count = 50)]
+fn bash_landlock_sandbox(bencher: Bencher<'_, '_>) {
+    let Some(ws) = LANDLOCK.clone() else { return };
     bencher.bench(|| bash_true(&*ws));
 }
 
