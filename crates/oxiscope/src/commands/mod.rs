@@ -6,6 +6,7 @@ mod config;
 mod keys;
 mod mcp;
 mod permission;
+mod replay;
 mod sandbox_tier;
 mod serve;
 mod sessions;
@@ -49,6 +50,8 @@ enum Command {
     /// API keys of the agent service.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Replay a recorded tape offline, or compare two (`--diff`).
+    Replay(replay::ReplayArgs),
     /// Print a shell completion script, e.g. `oxiscope completions bash >
     /// ~/.local/share/bash-completion/completions/oxiscope`.
     Completions(completions::CompletionsArgs),
@@ -65,5 +68,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&args),
         Command::Keys(command) => keys::run(&command),
         Command::Completions(args) => Ok(completions::run(&args)),
+        Command::Replay(args) => replay::run(&args),
     }
 }

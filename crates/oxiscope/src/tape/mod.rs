@@ -24,6 +24,7 @@ mod diff;
 mod normalize;
 mod record;
 mod replay;
+mod stub;
 
 use std::path::Path;
 
@@ -36,6 +37,7 @@ use serde_json::Value;
 pub use diff::{Divergence, Step, diff};
 pub use record::TapeRecorder;
 pub use replay::{ReplayReport, TapeReplayer};
+pub use stub::replay_agent;
 
 /// One line of a tape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -197,3 +197,14 @@ fn a_line_that_is_no_entry_is_named() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_agent_rebuilt_from_the_tape_alone_replays_it() {
+    let tape = recorded().await;
+    let replayer = TapeReplayer::new(tape.clone());
+    let agent = replay_agent(&tape, &replayer).unwrap();
+    assert_eq!(agent.name(), "Friday");
+    let report = replayer.run(&agent).await;
+    assert_eq!(report.divergence, None);
+    assert_eq!(report.model_calls, 3);
+}

@@ -17,3 +17,4 @@ mod completions_cli;
 mod config_cli;
 mod permission_check;
 mod render_snapshots;
+mod replay_cli;

@@ -1,0 +1,136 @@
+//! [`replay_agent`]: an agent rebuilt from a tape alone, for replaying a
+//! tape without the program that recorded it (`oxiscope replay TAPE`).
+
+use std::sync::Arc;
+
+use oxiscope_agent::pipeline::CancellationToken;
+use oxiscope_agent::{Agent, AgentError};
+use oxiscope_message::{AgentEvent, Role};
+use oxiscope_model::{ChatModel, ChatRequest, ChatStream, ModelError, ToolSchema};
+use oxiscope_permission::{PermissionContext, PermissionDecision};
+use oxiscope_tool::{Tool, ToolCallContext, ToolChunk, ToolStream, Toolkit};
+use serde_json::Value;
+
+use super::{Tape, TapeEntry, TapeReplayer};
+
+/// An agent shaped like the one that recorded `tape`, with `replayer` as
+/// its middleware: the name of its replies, the system prompt and tools of
+/// its first model request, and the model name of its model calls. Its
+/// tools never run (the replayer answers them); those the recorded run
+/// asked the user about ask again, the others are allowed.
+///
+/// # Errors
+/// [`AgentError`] when the agent cannot be built.
+pub fn replay_agent(tape: &Tape, replayer: &TapeReplayer) -> Result<Agent, AgentError> {
+    let mut name = "agent".to_owned();
+    let mut model_name = "replayed-model".to_owned();
+    let mut asked: Vec<String> = Vec::new();
+    for event in tape.events() {
+        match event {
+            AgentEvent::ReplyStart(e) if name == "agent" => name.clone_from(&e.name),
+            AgentEvent::ModelCallStart(e) if model_name == "replayed-model" => {
+                model_name.clone_from(&e.model_name);
+            }
+            AgentEvent::RequireUserConfirm(e) => {
+                asked.extend(e.tool_calls.iter().map(|c| c.name.clone()));
+            }
+            _ => {}
+        }
+    }
+    let (prompt, tools) = tape
+        .entries
+        .iter()
+        .find_map(|e| match e {
+            TapeEntry::ModelRequest {
+                messages, tools, ..
+            } => {
+                let prompt = messages
+                    .first()
+                    .filter(|m| m.role == Role::System)
+                    .map(|m| m.text(""))
+                    .unwrap_or_default();
+                Some((prompt, tools.clone()))
+            }
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut toolkit = Toolkit::new();
+    for schema in tools {
+        let ask = asked.contains(&schema.function.name);
+        // A tool the agent adds itself (structured output, ...) is refused
+        // as a duplicate: the agent offers it anyway.
+        let _ = toolkit.register(TapeTool { schema, ask });
+    }
+    let model = Arc::new(OfflineModel { name: model_name });
+    Agent::builder(name, model)
+        .system_prompt(prompt)
+        .toolkit(Arc::new(toolkit))
+        .middleware(replayer.clone())
+        .state(oxiscope_agent::AgentState {
+            permission_context: PermissionContext::default(),
+            ..Default::default()
+        })
+        .build()
+}
+
+/// A tool known only by its recorded schema.
+#[derive(Debug)]
+struct TapeTool {
+    schema: ToolSchema,
+    ask: bool,
+}
+
+impl Tool for TapeTool {
+    fn name(&self) -> &str {
+        &self.schema.function.name
+    }
+
+    fn description(&self) -> &str {
+        &self.schema.function.description
+    }
+
+    fn input_schema(&self) -> &Value {
+        &self.schema.function.parameters
+    }
+
+    fn check_permissions(
+        &self,
+        _input: &Value,
+        _context: &PermissionContext,
+    ) -> PermissionDecision {
+        if self.ask {
+            PermissionDecision::ask("asked in the recorded run")
+        } else {
+            PermissionDecision::allow("allowed in the recorded run")
+        }
+    }
+
+    fn call(&self, _input: Value, _ctx: ToolCallContext) -> ToolStream {
+        // The replayer answers every call; reaching this is a divergence.
+        let chunk = ToolChunk::error(format!("{} cannot run in a replay", self.name()));
+        Box::pin(futures_util::stream::iter([chunk]))
+    }
+}
+
+/// The model of a replayed agent: the replayer answers every call, so a
+/// call that reaches it fails.
+#[derive(Debug)]
+struct OfflineModel {
+    name: String,
+}
+
+impl ChatModel for OfflineModel {
+    fn model_name(&self) -> &str {
+        &self.name
+    }
+
+    async fn call(
+        &self,
+        _request: ChatRequest<'_>,
+        _cancel: CancellationToken,
+    ) -> Result<ChatStream, ModelError> {
+        Err(ModelError::InvalidRequest {
+            message: "a replayed agent calls no model".to_owned(),
+        })
+    }
+}
