@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
-use crate::state::{AppState, ServerConfig};
+use crate::state::AppState;
 
 /// How requests are authenticated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,15 +93,20 @@ pub(crate) async fn dev_host_guard(
     req: Request,
     next: Next,
 ) -> Response {
-    match check_dev_request(state.config(), req.headers()) {
+    let edge = state.edge();
+    match check_dev_request(edge.listen_addr, &edge.cors_origins, req.headers()) {
         Ok(()) => next.run(req).await,
         Err(e) => e.into_response(),
     }
 }
 
 /// Whether `headers` name this server (see [`dev_host_guard`]).
-fn check_dev_request(config: &ServerConfig, headers: &HeaderMap) -> Result<(), ApiError> {
-    let allowed = Allowed::new(config);
+fn check_dev_request(
+    listen_addr: Option<std::net::SocketAddr>,
+    cors: &[String],
+    headers: &HeaderMap,
+) -> Result<(), ApiError> {
+    let allowed = Allowed::new(listen_addr, cors);
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let host_ok = host
         .and_then(|h| parse_authority(h, 80))
@@ -147,13 +152,12 @@ struct Allowed<'a> {
 }
 
 impl<'a> Allowed<'a> {
-    fn new(config: &'a ServerConfig) -> Self {
-        let addr = config.listen_addr;
+    fn new(addr: Option<std::net::SocketAddr>, cors: &'a [String]) -> Self {
         Self {
             port: addr.map(|a| a.port()),
             own_ip: addr.map(|a| a.ip()).filter(|ip| !ip.is_unspecified()),
             any_ip: addr.is_some_and(|a| a.ip().is_unspecified()),
-            cors: &config.cors_origins,
+            cors,
         }
     }
 
@@ -227,6 +231,7 @@ fn parse_authority(text: &str, default: u16) -> Option<(String, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::ServerConfig;
 
     #[test]
     fn keys_hash_to_stable_hex_and_differ() {
@@ -256,7 +261,7 @@ mod tests {
         if let Some(origin) = origin {
             headers.insert(header::ORIGIN, origin.parse().unwrap());
         }
-        check_dev_request(config, &headers).is_ok()
+        check_dev_request(config.listen_addr, &config.cors_origins, &headers).is_ok()
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub enum ApiError {
     /// 500: logged in full, answered with a generic body.
     #[error("internal: {0}")]
     Internal(String),
+    /// Another status with a string detail (413, 415, 408, 422, 502, 503).
+    #[error("{1}")]
+    Status(StatusCode, String),
 }
 
 /// Result of a handler.
@@ -59,18 +62,26 @@ impl ApiError {
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Status(status, _) => *status,
         }
     }
 }
 
 impl From<oxiscope_storage::Error> for ApiError {
     fn from(e: oxiscope_storage::Error) -> Self {
-        match e {
-            oxiscope_storage::Error::NotFound { kind, id } => {
-                Self::NotFound(format!("{} {id} not found", capitalise(kind)))
-            }
-            other => Self::Internal(other.to_string()),
-        }
+        oxiscope_session::SessionError::from(e).into()
+    }
+}
+
+impl From<oxiscope_workspace::Error> for ApiError {
+    fn from(e: oxiscope_workspace::Error) -> Self {
+        oxiscope_session::SessionError::from(e).into()
+    }
+}
+
+impl From<oxiscope_session::HubError> for ApiError {
+    fn from(e: oxiscope_session::HubError) -> Self {
+        oxiscope_session::SessionError::from(e).into()
     }
 }
 
@@ -79,19 +90,44 @@ impl From<oxiscope_session::SessionError> for ApiError {
     fn from(e: oxiscope_session::SessionError) -> Self {
         use oxiscope_session::SessionError as E;
         match e {
-            E::Forbidden(detail) => Self::Forbidden(detail),
+            E::Invalid(d) => Self::BadRequest(d),
+            E::Unauthorized(d) => Self::Unauthorized(d),
+            E::Forbidden(d) => Self::Forbidden(d),
+            E::NotFound(d) => Self::NotFound(d),
+            E::Conflict(d) => Self::Conflict(d),
+            E::Limit(d) => Self::TooManyRequests(d),
+            E::Fields(items) => Self::Validation(items),
+            E::Unprocessable(d) => Self::Status(StatusCode::UNPROCESSABLE_ENTITY, d),
+            E::TooLarge(d) => Self::Status(StatusCode::PAYLOAD_TOO_LARGE, d),
+            E::Unsupported(d) => Self::Status(StatusCode::UNSUPPORTED_MEDIA_TYPE, d),
+            E::Timeout(d) => Self::Status(StatusCode::REQUEST_TIMEOUT, d),
+            // Not 504: no gateway's upstream is meant, and not 408: the
+            // client was on time.
+            E::Unavailable(d) => Self::Status(StatusCode::SERVICE_UNAVAILABLE, d),
+            E::Upstream {
+                location,
+                reason,
+                rate_limited,
+            } => {
+                // What the hub said stays in the log.
+                tracing::warn!(%location, %reason, "hub request failed");
+                if rate_limited {
+                    Self::Status(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The hub is rate-limiting requests; try again later.".to_owned(),
+                    )
+                } else {
+                    Self::Status(
+                        StatusCode::BAD_GATEWAY,
+                        "The hub could not be reached.".to_owned(),
+                    )
+                }
+            }
+            E::Internal(d) => Self::Internal(d),
             // A variant added to the engine answers 500 until it is mapped.
             other => Self::Internal(other.to_string()),
         }
     }
-}
-
-/// `agent` → `Agent`.
-pub(crate) fn capitalise(s: &str) -> String {
-    let mut chars = s.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().chain(chars).collect::<String>()
-    })
 }
 
 impl IntoResponse for ApiError {
@@ -110,7 +146,8 @@ impl IntoResponse for ApiError {
             | Self::Forbidden(d)
             | Self::NotFound(d)
             | Self::Conflict(d)
-            | Self::TooManyRequests(d) => json!({ "detail": d }),
+            | Self::TooManyRequests(d)
+            | Self::Status(_, d) => json!({ "detail": d }),
         };
         (status, axum::Json(body)).into_response()
     }

@@ -6,6 +6,8 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use oxiscope_session::{missing_field, shape_error};
+
 use crate::error::ApiError;
 
 /// A JSON body; malformed JSON and wrong shapes become FastAPI-style 422s.
@@ -33,7 +35,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         })?;
         serde_json::from_value(value.clone())
             .map(ApiJson)
-            .map_err(|e| shape_error(&["body"], &e, &value))
+            .map_err(|e| shape_error(&["body"], &e, &value).into())
     }
 }
 
@@ -58,30 +60,4 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
                 }
             })
     }
-}
-
-/// A serde shape error as a validation item: missing fields get
-/// `type: missing` at their location, other errors `value_error`.
-pub(crate) fn shape_error(loc: &[&str], e: &serde_json::Error, input: &Value) -> ApiError {
-    let text = e.to_string();
-    let (kind, field, msg) = match missing_field(&text) {
-        Some(f) => ("missing", Some(f.to_owned()), "Field required".to_owned()),
-        None => ("value_error", None, strip_position(&text)),
-    };
-    let mut loc: Vec<Value> = loc.iter().map(|s| Value::from(*s)).collect();
-    loc.extend(field.map(Value::from));
-    ApiError::Validation(vec![
-        json!({"type": kind, "loc": loc, "msg": msg, "input": input}),
-    ])
-}
-
-/// The field of serde's "missing field `x`" message.
-fn missing_field(text: &str) -> Option<&str> {
-    let rest = text.split("missing field `").nth(1)?;
-    rest.split('`').next()
-}
-
-/// serde_json's message without its " at line 1 column 5" suffix.
-fn strip_position(text: &str) -> String {
-    text.split(" at line ").next().unwrap_or(text).to_owned()
 }

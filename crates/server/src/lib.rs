@@ -8,6 +8,11 @@
 //! exactly as the Python service writes them. Records are owned by users:
 //! another user's id is a 404.
 //!
+//! The routes are the edge over the engine (`oxiscope-session`): they
+//! parse requests, call [`Engine`]'s [`Sessions`](oxiscope_session::Sessions)
+//! and its other operations, and turn a [`SessionError`] into a status in
+//! one `From` impl.
+//!
 //! This crate does not own storage backends (see `oxiscope-storage`), the
 //! agent loop (`oxiscope-agent`) or the command line (`oxiscope serve`).
 //!
@@ -34,20 +39,23 @@
 //! [`Storage`]: oxiscope_storage::Storage
 //! [`MessageBus`]: oxiscope_storage::MessageBus
 
-pub mod api;
+pub use oxiscope_session::api;
 mod auth;
+mod download;
 mod error;
 mod extract;
 mod listen;
 mod metrics;
 mod openapi;
-mod otel;
 mod routes;
 mod serve;
 mod served_file;
-mod service;
 mod state;
 mod token;
+mod upload;
+
+/// The engine under the routes, by the name the routes use.
+pub(crate) use oxiscope_session as service;
 
 pub use auth::{AuthMode, UserId, generate_api_key, hash_api_key};
 pub use error::{ApiError, ApiResult};
@@ -55,9 +63,10 @@ pub use extract::{ApiJson, ApiQuery};
 pub use listen::{ListenLimits, listen, raise_open_file_limit};
 pub use metrics::{metrics_app, serve_metrics};
 pub use openapi::document as openapi_document;
-pub use otel::{OtlpConfig, OtlpExporter};
+pub use oxiscope_session::otel::{OtlpConfig, OtlpExporter};
 pub use oxiscope_session::{
-    CryptoError, KEY_ENV, KEY_FILE, Purpose, QuotaWindow, Sealer, TenantPolicy, to_python_json,
+    CryptoError, Engine, EngineConfig, KEY_ENV, KEY_FILE, Purpose, QuotaWindow, Sealer,
+    SessionError, TenantPolicy, WorkspaceMode, to_python_json,
 };
 pub use routes::app;
 pub use serve::serve;
@@ -67,4 +76,4 @@ pub use service::scheduler::{
 };
 pub use service::team::{TeamTemplates, TemplateError};
 pub use service::{HubError, HubSource, SessionTitles};
-pub use state::{AppState, ServerConfig, WorkspaceMode};
+pub use state::{AppState, ServerConfig};

@@ -38,12 +38,12 @@ pub async fn serve(
         .workspaces()
         .spawn_sweeper(Duration::from_secs(60), state.shutdown_token().clone());
     // Runs whose runner died (on any replica) are ended.
-    let takeover = crate::service::takeover::spawn_sweeper(state.clone());
+    let takeover = crate::service::takeover::spawn_sweeper(state.engine().clone());
     // Schedules fire (each occurrence once across replicas).
-    let scheduler = crate::service::scheduler::spawn_scheduler(state.clone());
+    let scheduler = crate::service::scheduler::spawn_scheduler(state.engine().clone());
     // Background tool calls: heartbeats, and those of stopped processes
     // (this one's previous run included) are reported or delivered.
-    let keeper = crate::service::offload::spawn_keeper(state.clone());
+    let keeper = crate::service::offload::spawn_keeper(state.engine().clone());
     let recovering = state.clone();
     tokio::spawn(async move {
         if let Err(e) = recovering.recover_background_tasks().await {

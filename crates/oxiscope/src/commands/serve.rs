@@ -527,15 +527,15 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", args.addr))?;
     let addr = listener.local_addr()?;
     let mut config = ServerConfig::new(&dir);
-    config.replay_limit = args.replay_limit;
-    config.reply_limits = oxiscope_agent::ReplyLimits {
+    config.engine.replay_limit = args.replay_limit;
+    config.engine.reply_limits = oxiscope_agent::ReplyLimits {
         max_text_bytes: mib(args.max_reply_mib),
         max_tool_input_bytes: mib(args.max_reply_mib),
     };
-    config.inbox_limit = args.inbox_limit;
-    config.lock_ttl = std::time::Duration::from_secs(args.lock_ttl_secs);
-    config.takeover_interval = config.lock_ttl / 3;
-    config.tool_offload = std::time::Duration::from_secs(args.tool_offload_secs);
+    config.engine.inbox_limit = args.inbox_limit;
+    config.engine.lock_ttl = std::time::Duration::from_secs(args.lock_ttl_secs);
+    config.engine.takeover_interval = config.engine.lock_ttl / 3;
+    config.engine.tool_offload = std::time::Duration::from_secs(args.tool_offload_secs);
     if let Some(budget) = args.reply_token_budget {
         anyhow::ensure!(
             budget.is_finite() && budget > 0.0,
@@ -546,12 +546,12 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             "--reply-output-token-weight must be a number from 0 up, got {}",
             args.reply_output_token_weight
         );
-        config.reply_budget = Some(oxiscope_agent::ReplyBudgetControlMiddleware {
+        config.engine.reply_budget = Some(oxiscope_agent::ReplyBudgetControlMiddleware {
             output_token_weight: args.reply_output_token_weight,
             ..oxiscope_agent::ReplyBudgetControlMiddleware::new(budget)
         });
     }
-    config.agentic_memory = args.agentic_memory.map(|mode| oxiscope_memory::Parameters {
+    config.engine.agentic_memory = args.agentic_memory.map(|mode| oxiscope_memory::Parameters {
         mode: match mode {
             MemoryArg::AgentControl => oxiscope_memory::MemoryMode::AgentControl,
             MemoryArg::StaticControl => oxiscope_memory::MemoryMode::StaticControl,
@@ -559,7 +559,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         },
         ..oxiscope_memory::Parameters::default()
     });
-    config.session_titles = match args.session_titles {
+    config.engine.session_titles = match args.session_titles {
         TitlesArg::Model => SessionTitles::Model,
         TitlesArg::Excerpt => SessionTitles::Excerpt,
     };
@@ -568,7 +568,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("the team templates in {}", dir.display()))?;
         config = config.with_team_templates(templates);
     }
-    config.knowledge = config
+    config.engine.knowledge = config
+        .engine
         .knowledge
         .with_max_upload_bytes(usize::try_from(args.kb_max_upload_mib << 20).unwrap_or(usize::MAX))
         .with_quotas(
@@ -579,7 +580,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         .with_document_time_limit(std::time::Duration::from_secs(
             args.kb_document_time_limit_secs,
         ));
-    config.skill_install_limit = std::time::Duration::from_secs(args.skill_install_time_limit_secs);
+    config.engine.skill_install_limit =
+        std::time::Duration::from_secs(args.skill_install_time_limit_secs);
     let vector_store_url = args
         .vector_store_url
         .clone()
@@ -590,7 +592,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         let store = oxiscope_server::open_vector_store(&url, qdrant_key)
             .await
             .context("opening the vector store (--vector-store-url)")?;
-        config.knowledge = config.knowledge.with_vector_store(store);
+        config.engine.knowledge = config.engine.knowledge.with_vector_store(store);
     }
     let config = config
         .with_workspace(workspace)

@@ -14,32 +14,7 @@ use crate::auth::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::state::AppState;
-
-/// Where a stored agent's data keeps who made it, when not the user
-/// (`"team"`: a worker a team leader created); the view shows it as
-/// `source`, not in `data`.
-pub(crate) const SOURCE_KEY: &str = "source";
-
-/// The API view of a stored agent.
-pub(crate) fn view(record: AgentRecord) -> AgentView {
-    let mut data = match record.data {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    let source = match data.remove(SOURCE_KEY) {
-        Some(Value::String(source)) => source,
-        _ => "user".to_owned(),
-    };
-    AgentView {
-        id: record.id,
-        updated_at: record.updated_at,
-        created_at: record.created_at,
-        user_id: record.user_id,
-        source,
-        data,
-        editable: true,
-    }
-}
+use oxiscope_session::records::view;
 
 /// The chat config with every section present: given sections win over the
 /// deprecated top-level copies, missing ones get defaults.

@@ -5,15 +5,11 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use oxiscope_agent::otel::{SpanContext, SpanData, SpanKind};
 
-use super::agent::agent_not_found;
 use crate::api::{ChatRequest, ChatTriggerResponse};
 use crate::auth::UserId;
 use crate::error::ApiResult;
 use crate::extract::ApiJson;
-use crate::service::{
-    ChatInput, RunRequest, agent_state, check_media, check_quota, load_session, parse_input,
-    start_run,
-};
+use crate::service::SessionKey;
 use crate::state::AppState;
 
 /// `POST /chat/`: `{status: "started", session_id}`; the events arrive on
@@ -37,7 +33,7 @@ pub(super) async fn chat(
     };
     let caller = headers
         .get("traceparent")
-        .filter(|_| state.config().trust_traceparent)
+        .filter(|_| state.edge().trust_traceparent)
         .and_then(|v| v.to_str().ok())
         .and_then(SpanContext::from_traceparent);
     let mut span = SpanData::start("POST /chat/", SpanKind::Server, caller);
@@ -68,28 +64,14 @@ async fn start(
     body: ChatRequest,
     trace: Option<SpanContext>,
 ) -> ApiResult<Json<ChatTriggerResponse>> {
-    let input = parse_input(body.input.clone())?;
-    let session = load_session(state, user, &body.session_id, &body.agent_id).await?;
-    check_media(state, &session, &input).await?;
-    check_quota(state, user).await?;
-    if let ChatInput::Confirm(event) = &input {
-        state
-            .config()
-            .policy
-            .check_confirm(&agent_state(&session)?, event)?;
-    }
-    let agent = state
-        .storage()
-        .get_agent(user, &body.agent_id)
-        .await?
-        .ok_or_else(|| agent_not_found(&body.agent_id))?;
-    start_run(
-        state,
-        &agent,
-        session,
-        RunRequest::Chat(Box::new(input), body.input, trace),
-    )
-    .await?;
+    let at = SessionKey {
+        owner: user,
+        agent_id: &body.agent_id,
+        session_id: &body.session_id,
+    };
+    // Started or queued, the answer is the same: the events arrive on the
+    // session's stream.
+    state.sessions().submit(at, body.input, trace).await?;
     Ok(Json(ChatTriggerResponse {
         status: "started".to_owned(),
         session_id: body.session_id,

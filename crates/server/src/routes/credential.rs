@@ -15,7 +15,6 @@ use crate::auth::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::state::AppState;
-use oxiscope_session::Purpose;
 
 /// Reads a credential document, as a 422 on `body.data` when it is not one.
 fn parse(data: Map<String, Value>) -> ApiResult<Credential> {
@@ -42,30 +41,8 @@ fn mask(mut input: Value) -> Value {
     input
 }
 
-/// Opens a stored credential.
-pub(crate) fn unseal(state: &AppState, record: &CredentialRecord) -> ApiResult<Credential> {
-    let plain = state
-        .sealer()
-        .open(Purpose::Credential, &record.sealed)
-        .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))?;
-    let value: Value = serde_json::from_slice(&plain)
-        .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))?;
-    Credential::from_json_value(value)
-        .map_err(|e| ApiError::Internal(format!("credential {}: {e}", record.id)))
-}
-
-fn seal(state: &AppState, credential: &Credential) -> ApiResult<String> {
-    let storage = credential
-        .to_storage_json()
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    state
-        .sealer()
-        .seal(Purpose::Credential, storage.to_string().as_bytes())
-        .map_err(|e| ApiError::Internal(e.to_string()))
-}
-
 fn view(state: &AppState, record: CredentialRecord) -> ApiResult<CredentialView> {
-    let credential = unseal(state, &record)?;
+    let credential = state.unseal_credential(&record)?;
     let data = match serde_json::to_value(&credential) {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
@@ -153,7 +130,7 @@ pub(super) async fn create(
         user_id: user,
         created_at: stamp.clone(),
         updated_at: stamp,
-        sealed: seal(&state, &credential)?,
+        sealed: state.seal_credential(&credential)?,
     };
     state.storage().create_credential(&record).await?;
     Ok((
@@ -175,7 +152,7 @@ pub(super) async fn update(
         .get_credential(&user, &credential_id)
         .await?
         .ok_or_else(|| not_found(&credential_id))?;
-    let current = unseal(&state, &record)?;
+    let current = state.unseal_credential(&record)?;
     let mut merged = match current.to_storage_json() {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
@@ -188,7 +165,7 @@ pub(super) async fn update(
     }
     let credential = parse(merged)?;
     check_endpoint(&state, &credential).await?;
-    record.sealed = seal(&state, &credential)?;
+    record.sealed = state.seal_credential(&credential)?;
     record.updated_at = now();
     state.storage().update_credential(&record).await?;
     Ok(Json(view(&state, record)?))

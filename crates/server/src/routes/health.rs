@@ -26,7 +26,8 @@ use oxiscope_workspace::SandboxConfig;
 use tokio::sync::Mutex;
 
 use crate::api::HealthResponse;
-use crate::state::{AppState, WorkspaceMode};
+use crate::state::AppState;
+use oxiscope_session::WorkspaceMode;
 
 /// How long one component check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(3);

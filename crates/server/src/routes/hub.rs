@@ -10,20 +10,19 @@ use crate::api::{
     SkillCard, SkillHubPage, SkillView,
 };
 use crate::auth::UserId;
+use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery};
-use crate::service::hub::{self, Failure, HubKind};
+use crate::service::hub::{self, HubKind};
 use crate::service::library;
 use crate::state::AppState;
 
 /// `GET /hub/mcp`: every MCP hub.
-pub(super) async fn mcp_hubs(State(state): State<AppState>) -> Result<Json<Vec<HubInfo>>, Failure> {
+pub(super) async fn mcp_hubs(State(state): State<AppState>) -> ApiResult<Json<Vec<HubInfo>>> {
     Ok(Json(state.hubs().list(HubKind::Mcp).await?))
 }
 
 /// `GET /hub/skill`: every skill hub.
-pub(super) async fn skill_hubs(
-    State(state): State<AppState>,
-) -> Result<Json<Vec<HubInfo>>, Failure> {
+pub(super) async fn skill_hubs(State(state): State<AppState>) -> ApiResult<Json<Vec<HubInfo>>> {
     Ok(Json(state.hubs().list(HubKind::Skill).await?))
 }
 
@@ -33,7 +32,7 @@ pub(super) async fn mcp_cards(
     UserId(_user): UserId,
     Path(hub_id): Path<String>,
     ApiQuery(query): ApiQuery<CardsQuery>,
-) -> Result<Json<McpHubPage>, Failure> {
+) -> ApiResult<Json<McpHubPage>> {
     Ok(Json(hub::mcp_cards(state.hubs(), &hub_id, &query).await?))
 }
 
@@ -42,7 +41,7 @@ pub(super) async fn mcp_card(
     State(state): State<AppState>,
     UserId(_user): UserId,
     Path((hub_id, card_id)): Path<(String, String)>,
-) -> Result<Json<McpCard>, Failure> {
+) -> ApiResult<Json<McpCard>> {
     Ok(Json(hub::mcp_card(state.hubs(), &hub_id, &card_id).await?))
 }
 
@@ -53,7 +52,7 @@ pub(super) async fn install_mcp(
     UserId(user): UserId,
     Path((hub_id, card_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<InstallMcpRequest>,
-) -> Result<(StatusCode, Json<McpView>), Failure> {
+) -> ApiResult<(StatusCode, Json<McpView>)> {
     let view = library::install_mcp(&state, &user, &hub_id, &card_id, body).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
@@ -64,7 +63,7 @@ pub(super) async fn skill_cards(
     UserId(_user): UserId,
     Path(hub_id): Path<String>,
     ApiQuery(query): ApiQuery<CardsQuery>,
-) -> Result<Json<SkillHubPage>, Failure> {
+) -> ApiResult<Json<SkillHubPage>> {
     Ok(Json(hub::skill_cards(state.hubs(), &hub_id, &query).await?))
 }
 
@@ -74,7 +73,7 @@ pub(super) async fn skill_card(
     State(state): State<AppState>,
     UserId(_user): UserId,
     Path((hub_id, card_id)): Path<(String, String)>,
-) -> Result<Json<SkillCard>, Failure> {
+) -> ApiResult<Json<SkillCard>> {
     let (card, _, _) = hub::skill_card(state.hubs(), &hub_id, &card_id).await?;
     Ok(Json(card))
 }
@@ -86,7 +85,7 @@ pub(super) async fn install_skill(
     UserId(user): UserId,
     Path((hub_id, card_id)): Path<(String, String)>,
     ApiQuery(query): ApiQuery<InstallSkillQuery>,
-) -> Result<(StatusCode, Json<SkillView>), Failure> {
+) -> ApiResult<(StatusCode, Json<SkillView>)> {
     let view = library::install_skill(&state, &user, &hub_id, &card_id, query.name).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }

@@ -18,16 +18,16 @@ use crate::api::{
     SearchKnowledgeBaseResponse, UpdateKnowledgeBaseRequest, UploadKnowledgeDocumentResponse,
 };
 use crate::auth::UserId;
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::service::knowledge::{self as service, KbResult};
+use crate::service::knowledge as service;
 use crate::state::AppState;
 
 /// `GET /knowledge_bases/embedding_models`.
 pub(super) async fn embedding_models(
     State(state): State<AppState>,
     UserId(user): UserId,
-) -> KbResult<Json<ListKbEmbeddingModelsResponse>> {
+) -> ApiResult<Json<ListKbEmbeddingModelsResponse>> {
     Ok(Json(service::embedding_models(&state, &user).await?))
 }
 
@@ -56,7 +56,7 @@ pub(super) async fn create(
     State(state): State<AppState>,
     UserId(user): UserId,
     ApiJson(body): ApiJson<CreateKnowledgeBaseRequest>,
-) -> KbResult<(StatusCode, Json<CreateKnowledgeBaseResponse>)> {
+) -> ApiResult<(StatusCode, Json<CreateKnowledgeBaseResponse>)> {
     let knowledge_base_id = service::create_base(&state, &user, body).await?;
     Ok((
         StatusCode::CREATED,
@@ -69,7 +69,7 @@ pub(super) async fn list(
     State(state): State<AppState>,
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<ListKnowledgeBasesQuery>,
-) -> KbResult<Json<ListKnowledgeBasesResponse>> {
+) -> ApiResult<Json<ListKnowledgeBasesResponse>> {
     Ok(Json(service::list_bases(&state, &user, q).await?))
 }
 
@@ -79,7 +79,7 @@ pub(super) async fn update(
     UserId(user): UserId,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateKnowledgeBaseRequest>,
-) -> KbResult<Json<KnowledgeBaseView>> {
+) -> ApiResult<Json<KnowledgeBaseView>> {
     Ok(Json(service::update_base(&state, &user, &id, body).await?))
 }
 
@@ -88,7 +88,7 @@ pub(super) async fn delete(
     State(state): State<AppState>,
     UserId(user): UserId,
     Path(id): Path<String>,
-) -> KbResult<StatusCode> {
+) -> ApiResult<StatusCode> {
     service::delete_base(&state, &user, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -99,7 +99,7 @@ pub(super) async fn list_documents(
     UserId(user): UserId,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ListDocumentsQuery>,
-) -> KbResult<Json<ListKnowledgeDocumentsResponse>> {
+) -> ApiResult<Json<ListKnowledgeDocumentsResponse>> {
     Ok(Json(service::list_documents(&state, &user, &id, q).await?))
 }
 
@@ -110,8 +110,9 @@ pub(super) async fn upload(
     UserId(user): UserId,
     Path(id): Path<String>,
     multipart: Multipart,
-) -> KbResult<(StatusCode, Json<UploadKnowledgeDocumentResponse>)> {
-    let answer = service::upload_document(&state, &user, &id, multipart).await?;
+) -> ApiResult<(StatusCode, Json<UploadKnowledgeDocumentResponse>)> {
+    let answer =
+        service::upload_document(&state, &user, &id, crate::upload::upload(multipart)).await?;
     Ok((StatusCode::CREATED, Json(answer)))
 }
 
@@ -121,7 +122,7 @@ pub(super) async fn statuses(
     UserId(user): UserId,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<DocumentStatusQuery>,
-) -> KbResult<Json<ListKnowledgeDocumentStatusResponse>> {
+) -> ApiResult<Json<ListKnowledgeDocumentStatusResponse>> {
     Ok(Json(
         service::document_statuses(&state, &user, &id, &q.ids).await?,
     ))
@@ -132,7 +133,7 @@ pub(super) async fn delete_document(
     State(state): State<AppState>,
     UserId(user): UserId,
     Path((kb, doc)): Path<(String, String)>,
-) -> KbResult<StatusCode> {
+) -> ApiResult<StatusCode> {
     service::delete_document(&state, &user, &kb, &doc).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -158,7 +159,7 @@ impl FromRequestParts<AppState> for DocumentCaller {
             .and_then(|q| q.token);
         match token {
             Some(token) => {
-                let claims = service::open_token(state.sealer(), &token)?;
+                let claims = crate::download::open_token(state.sealer(), &token)?;
                 Ok(Self {
                     user: claims.user,
                     only: Some((claims.kb, claims.doc)),
@@ -179,15 +180,15 @@ pub(super) async fn download(
     caller: DocumentCaller,
     Path((kb, doc)): Path<(String, String)>,
     ApiQuery(q): ApiQuery<DocumentDownloadQuery>,
-) -> KbResult<Response> {
+) -> ApiResult<Response> {
     if let Some((token_kb, token_doc)) = &caller.only
         && (token_kb != &kb || token_doc != &doc)
     {
-        return Err(
-            ApiError::Forbidden("The download token is for another document".to_owned()).into(),
-        );
+        return Err(ApiError::Forbidden(
+            "The download token is for another document".to_owned(),
+        ));
     }
-    service::document_file(&state, &caller.user, &kb, &doc, q.download).await
+    crate::download::document_file(&state, &caller.user, &kb, &doc, q.download).await
 }
 
 /// `POST /knowledge_bases/{knowledge_base_id}/search`.
@@ -196,7 +197,7 @@ pub(super) async fn search(
     UserId(user): UserId,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SearchKnowledgeBaseRequest>,
-) -> KbResult<Json<SearchKnowledgeBaseResponse>> {
+) -> ApiResult<Json<SearchKnowledgeBaseResponse>> {
     Ok(Json(service::search(&state, &user, &id, body).await?))
 }
 
@@ -206,7 +207,7 @@ pub(super) async fn chunks(
     UserId(user): UserId,
     Path((kb, doc)): Path<(String, String)>,
     ApiQuery(q): ApiQuery<PageQuery>,
-) -> KbResult<Json<ListDocumentChunksResponse>> {
+) -> ApiResult<Json<ListDocumentChunksResponse>> {
     Ok(Json(
         service::document_chunks(&state, &user, &kb, &doc, q).await?,
     ))
@@ -217,8 +218,8 @@ pub(super) async fn download_token(
     State(state): State<AppState>,
     UserId(user): UserId,
     Path((kb, doc)): Path<(String, String)>,
-) -> KbResult<Json<DocumentDownloadTokenResponse>> {
+) -> ApiResult<Json<DocumentDownloadTokenResponse>> {
     Ok(Json(
-        service::download_token(&state, &user, &kb, &doc).await?,
+        crate::download::download_token(&state, &user, &kb, &doc).await?,
     ))
 }

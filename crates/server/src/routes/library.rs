@@ -13,7 +13,6 @@ use crate::api::{
 use crate::auth::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::service::hub::Failure;
 use crate::service::library;
 use crate::state::AppState;
 
@@ -32,7 +31,7 @@ pub(super) async fn update_mcp(
     UserId(user): UserId,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateMcpRequest>,
-) -> Result<Json<McpView>, Failure> {
+) -> ApiResult<Json<McpView>> {
     Ok(Json(library::update_mcp(&state, &user, &id, body).await?))
 }
 
@@ -92,7 +91,7 @@ pub(super) async fn add_mcps(
     UserId(user): UserId,
     ApiQuery(query): ApiQuery<WorkspaceQuery>,
     ApiJson(body): ApiJson<AddFromLibraryRequest>,
-) -> Result<(StatusCode, Json<AddFromLibraryResponse>), Failure> {
+) -> ApiResult<(StatusCode, Json<AddFromLibraryResponse>)> {
     let out = library::add_mcps(&state, &user, &query, body.mcp_ids).await?;
     Ok((StatusCode::CREATED, Json(out)))
 }
@@ -104,7 +103,7 @@ pub(super) async fn add_skills(
     UserId(user): UserId,
     ApiQuery(query): ApiQuery<WorkspaceQuery>,
     ApiJson(body): ApiJson<AddSkillsFromLibraryRequest>,
-) -> Result<(StatusCode, Json<AddFromLibraryResponse>), Failure> {
+) -> ApiResult<(StatusCode, Json<AddFromLibraryResponse>)> {
     let out = library::add_skills(&state, &user, &query, body.skill_ids).await?;
     Ok((StatusCode::CREATED, Json(out)))
 }

@@ -63,7 +63,7 @@ fn card_list<T: serde::Serialize, E: std::fmt::Display>(
 
 /// `GET /openapi.json`: the document of this server's authentication mode.
 pub(super) async fn openapi(State(state): State<AppState>) -> Json<Value> {
-    Json(crate::openapi::document(state.config().auth))
+    Json(crate::openapi::document(state.edge().auth))
 }
 
 /// Any other path: FastAPI's 404 body.

@@ -28,7 +28,6 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use crate::auth::{AuthMode, dev_host_guard};
 use crate::state::AppState;
 
-pub(crate) use credential::unseal as unseal_credential;
 pub(crate) use off::{Answer as OffAnswer, OFF};
 
 /// An HTTP method the service serves.
@@ -246,8 +245,8 @@ pub(crate) const ROUTES: &[Route] = {
 /// `x-request-id`); under [`AuthMode::DevHeader`] requests must name this
 /// server in `Host` and `Origin` (see [`crate::ServerConfig::listen_addr`]).
 pub fn app(state: AppState) -> Router {
-    let cors = cors_layer(&state.config().cors_origins);
-    let dev_auth = state.config().auth == AuthMode::DevHeader;
+    let cors = cors_layer(&state.edge().cors_origins);
+    let dev_auth = state.edge().auth == AuthMode::DevHeader;
     let mut router = Router::new();
     for path in paths() {
         let served = ROUTES

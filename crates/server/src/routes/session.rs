@@ -416,13 +416,12 @@ pub(super) async fn interrupt(
     Path(session_id): Path<String>,
     ApiQuery(query): ApiQuery<AgentQuery>,
 ) -> ApiResult<(StatusCode, Json<InterruptSessionResponse>)> {
-    let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
-    let agent = state
-        .storage()
-        .get_agent(&user, &query.agent_id)
-        .await?
-        .ok_or_else(|| agent_not_found(&query.agent_id))?;
-    service::interrupt(&state, &agent, session).await?;
+    let at = crate::service::SessionKey {
+        owner: &user,
+        agent_id: &query.agent_id,
+        session_id: &session_id,
+    };
+    state.sessions().interrupt(at).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(InterruptSessionResponse { session_id }),

@@ -22,7 +22,6 @@ use crate::api::StreamQuery;
 use crate::auth::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiQuery;
-use crate::service::load_session;
 use crate::state::AppState;
 
 /// One SSE frame: `data: <payload>\n\n`.
@@ -58,13 +57,17 @@ pub(super) async fn stream(
         .map_err(|e: oxiscope_storage::InvalidCursor| {
             ApiError::invalid(&["query", "after"], e.to_string(), "value_error")
         })?;
-    let session = load_session(&state, &user, &session_id, &query.agent_id).await?;
-    let events = state.bus().subscribe(&session.id, after).await?;
+    let at = crate::service::SessionKey {
+        owner: &user,
+        agent_id: &query.agent_id,
+        session_id: &session_id,
+    };
+    let events = state.sessions().subscribe(at, after).await?;
     // `None` marks the end of the events: the response ends with them.
     let frames = events
         .map(|e| Some(frame(&e)))
         .chain(stream::once(async { None }));
-    let beats = heartbeats(state.config().heartbeat).map(Some);
+    let beats = heartbeats(state.edge().heartbeat).map(Some);
     let merged = stream::select(frames, beats)
         .take_while(|f| std::future::ready(f.is_some()))
         .filter_map(std::future::ready);

@@ -17,11 +17,10 @@ use crate::api::{
     FileQuery, McpClientBody, McpClientStatus, WorkspaceQuery, WorkspaceSkill, WorkspaceStatus,
 };
 use crate::auth::UserId;
-use crate::error::ApiError;
+use crate::download::DownloadClaims;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
-use crate::service::workspace::{
-    self as service, DownloadClaims, WsError, WsResult, open_session, tenant_path,
-};
+use crate::service::workspace::{self as service, open_session, tenant_path};
 use crate::state::AppState;
 
 pub(super) use service::UPLOAD_BODY_LIMIT;
@@ -36,7 +35,7 @@ pub(super) async fn list_mcps(
     State(state): State<AppState>,
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
-) -> WsResult<Json<Vec<McpClientStatus>>> {
+) -> ApiResult<Json<Vec<McpClientStatus>>> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     Ok(Json(service::list_mcps(&ws).await?))
 }
@@ -47,7 +46,7 @@ pub(super) async fn add_mcp(
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
     ApiJson(body): ApiJson<McpClientBody>,
-) -> WsResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<Value>)> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     service::add_mcp(&ws, &body).await?;
     Ok(created())
@@ -59,7 +58,7 @@ pub(super) async fn remove_mcp(
     UserId(user): UserId,
     Path(name): Path<String>,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
-) -> WsResult<StatusCode> {
+) -> ApiResult<StatusCode> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     service::remove_mcp(&ws, &name).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -70,7 +69,7 @@ pub(super) async fn list_skills(
     State(state): State<AppState>,
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
-) -> WsResult<Json<Vec<WorkspaceSkill>>> {
+) -> ApiResult<Json<Vec<WorkspaceSkill>>> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     Ok(Json(service::list_skills(&ws).await?))
 }
@@ -81,7 +80,7 @@ pub(super) async fn add_skill(
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
     ApiJson(body): ApiJson<AddSkillRequest>,
-) -> WsResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<Value>)> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     service::add_skill_from_path(&state, &ws, &body.skill_path).await?;
     Ok(created())
@@ -93,9 +92,9 @@ pub(super) async fn upload_skill(
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
     multipart: Multipart,
-) -> WsResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<Value>)> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
-    service::upload_skill(&state, &ws, multipart).await?;
+    service::upload_skill(&state, &ws, crate::upload::upload(multipart)).await?;
     Ok(created())
 }
 
@@ -105,7 +104,7 @@ pub(super) async fn remove_skill(
     UserId(user): UserId,
     Path(name): Path<String>,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
-) -> WsResult<StatusCode> {
+) -> ApiResult<StatusCode> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     ws.workspace
         .remove_skill(&name, &ws.session.agent_id)
@@ -118,7 +117,7 @@ pub(super) async fn directories(
     State(state): State<AppState>,
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<DirectoryQuery>,
-) -> WsResult<Json<DirectoryListing>> {
+) -> ApiResult<Json<DirectoryListing>> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     Ok(Json(service::list_directory(&ws, &q.path).await?))
 }
@@ -128,7 +127,7 @@ pub(super) async fn status(
     State(state): State<AppState>,
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<WorkspaceQuery>,
-) -> WsResult<Json<WorkspaceStatus>> {
+) -> ApiResult<Json<WorkspaceStatus>> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     Ok(Json(service::workspace_status(&ws).await?))
 }
@@ -139,17 +138,17 @@ pub(super) async fn download_token(
     State(state): State<AppState>,
     UserId(user): UserId,
     ApiQuery(q): ApiQuery<FilePathQuery>,
-) -> WsResult<Json<DownloadTokenResponse>> {
+) -> ApiResult<Json<DownloadTokenResponse>> {
     let ws = open_session(&state, &user, &q.agent_id, &q.session_id).await?;
     let rel = tenant_path(ws.workspace.workdir(), &q.path)?;
     drop(service::open_file(&ws, &rel).await?);
-    let (token, expires_at) = service::mint_download_token(
+    let (token, expires_at) = crate::download::mint_download_token(
         state.sealer(),
         &user,
         &ws.session.agent_id,
         &ws.session.id,
         &rel.to_string_lossy(),
-        state.config().download_token_ttl,
+        state.edge().download_token_ttl,
     )?;
     Ok(Json(DownloadTokenResponse { token, expires_at }))
 }
@@ -164,9 +163,9 @@ pub(super) enum DownloadCaller {
 }
 
 impl FromRequestParts<AppState> for DownloadCaller {
-    type Rejection = WsError;
+    type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> WsResult<Self> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
         #[derive(Deserialize)]
         struct TokenQuery {
             token: Option<String>,
@@ -175,11 +174,12 @@ impl FromRequestParts<AppState> for DownloadCaller {
             .ok()
             .and_then(|q| q.token);
         match token {
-            Some(token) => service::open_download_token(state.sealer(), &token).map(Self::Token),
+            Some(token) => {
+                crate::download::open_download_token(state.sealer(), &token).map(Self::Token)
+            }
             None => UserId::from_request_parts(parts, state)
                 .await
-                .map(|UserId(user)| Self::User(user))
-                .map_err(WsError::Api),
+                .map(|UserId(user)| Self::User(user)),
         }
     }
 }
@@ -189,12 +189,8 @@ pub(super) async fn read_file(
     State(state): State<AppState>,
     caller: DownloadCaller,
     ApiQuery(q): ApiQuery<FileQuery>,
-) -> WsResult<Response> {
-    let wrong_token = || {
-        WsError::Api(ApiError::Forbidden(
-            "The download token is for another file".to_owned(),
-        ))
-    };
+) -> ApiResult<Response> {
+    let wrong_token = || ApiError::Forbidden("The download token is for another file".to_owned());
     let (user, claims) = match caller {
         DownloadCaller::User(user) => (user, None),
         DownloadCaller::Token(claims) => {

@@ -144,7 +144,7 @@ impl MessageBus for GatedBus {
 /// `bus`, with `inbox_limit`.
 async fn start(bus: Arc<dyn MessageBus>, inbox_limit: usize) -> Harness {
     Harness::start_on_bus(AuthMode::DevHeader, bus, move |mut c| {
-        c.inbox_limit = inbox_limit;
+        c.engine.inbox_limit = inbox_limit;
         c.with_workspace(WorkspaceMode::Local)
     })
     .await
@@ -425,7 +425,7 @@ async fn a_model_that_streams_without_end_is_cut_off_and_its_log_stays_within_bu
         ..oxiscope_storage::Retention::default()
     });
     let h = Harness::start_on_bus(AuthMode::DevHeader, Arc::new(bus.clone()), |mut c| {
-        c.reply_limits = oxiscope_agent::ReplyLimits {
+        c.engine.reply_limits = oxiscope_agent::ReplyLimits {
             max_text_bytes: 64 * 1024,
             ..oxiscope_agent::ReplyLimits::default()
         };

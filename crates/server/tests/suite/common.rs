@@ -70,7 +70,7 @@ impl Harness {
     ) -> Self {
         Self::start_custom(AuthMode::DevHeader, move |c| {
             let mut c = c.with_workspace(workspace).with_hubs(hubs);
-            c.hub_cache_ttl = ttl;
+            c.engine.hub_cache_ttl = ttl;
             c
         })
         .await

@@ -844,7 +844,7 @@ async fn stalled_skill_installs_are_cut_off_at_the_time_limit_and_free_their_slo
             .with_workspace(WorkspaceMode::Local)
             .with_hubs(vec![HubSource::Remote(url)])
             .with_skill_install_limit(Duration::from_secs(2));
-        c.hub_cache_ttl = Duration::from_secs(300);
+        c.engine.hub_cache_ttl = Duration::from_secs(300);
         c
     })
     .await;

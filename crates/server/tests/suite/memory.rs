@@ -26,7 +26,7 @@ fn system_and_tools(request: &str) -> (String, Vec<String>) {
 #[tokio::test]
 async fn sessions_keep_long_term_memory_in_their_workspace_when_the_operator_turns_it_on() {
     let h = Harness::start_custom(AuthMode::DevHeader, |mut c| {
-        c.agentic_memory = Some(oxiscope_memory::Parameters {
+        c.engine.agentic_memory = Some(oxiscope_memory::Parameters {
             mode: oxiscope_memory::MemoryMode::AgentControl,
             ..oxiscope_memory::Parameters::default()
         });

@@ -27,7 +27,7 @@ fn configure(c: ServerConfig) -> ServerConfig {
         .allowed_modes
         .push(oxiscope_permission::PermissionMode::Bypass);
     let mut c = c.with_workspace(WorkspaceMode::Local).with_policy(policy);
-    c.tool_offload = Duration::from_secs(1);
+    c.engine.tool_offload = Duration::from_secs(1);
     c
 }
 

@@ -424,7 +424,7 @@ async fn the_sessions_cwd_is_honoured_inside_the_workspace_or_refused() {
 #[tokio::test]
 async fn a_reply_past_the_operators_token_budget_is_told_to_answer_without_tools() {
     let h = Harness::start_custom(oxiscope_server::AuthMode::DevHeader, |mut c| {
-        c.reply_budget = Some(oxiscope_agent::ReplyBudgetControlMiddleware::new(100.0));
+        c.engine.reply_budget = Some(oxiscope_agent::ReplyBudgetControlMiddleware::new(100.0));
         c
     })
     .await;

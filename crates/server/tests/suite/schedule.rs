@@ -91,7 +91,7 @@ async fn an_every_second_schedule_runs_the_agent_in_a_schedule_session() {
         .await;
     assert_eq!(code, 404);
 
-    let scheduler = oxiscope_server::spawn_scheduler(h.state.clone());
+    let scheduler = oxiscope_server::spawn_scheduler(h.state.engine().clone());
     let mut session: Option<Value> = None;
     for _ in 0..150 {
         let (code, page) = h.get(&format!("/schedule/{id}/sessions"), "u").await;
@@ -166,7 +166,7 @@ async fn a_stateful_schedule_reuses_one_session() {
     let (code, created) = h.post("/schedule/", "u", stateful).await;
     assert_eq!(code, 201, "{created}");
     let id = created["schedule_id"].as_str().unwrap().to_owned();
-    let scheduler = oxiscope_server::spawn_scheduler(h.state.clone());
+    let scheduler = oxiscope_server::spawn_scheduler(h.state.engine().clone());
 
     let mut answers = 0;
     let mut sessions = Value::Null;

@@ -1,0 +1,3 @@
+//! The engine driven without HTTP, as a door drives it.
+
+mod suite;
