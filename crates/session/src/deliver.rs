@@ -16,6 +16,8 @@ use oxiscope_message::{ContentBlock, HintBlock, Msg};
 
 use crate::Engine;
 use crate::error::{SessionError, SessionResult};
+use crate::inbox::{Origin, Queued};
+use crate::input::ChatInput;
 
 use super::{agent_state, push_inbox, wake};
 
@@ -32,7 +34,7 @@ pub async fn deliver_hint(
     // Over the token quota nothing more runs for the user: say so to the
     // sender (a team tool reads it) instead of queueing.
     super::check_quota(state, user_id).await?;
-    queue(state, user_id, session_id, sender, hint, true).await
+    queue(state, user_id, session_id, sender, hint, Origin::Team, true).await
 }
 
 /// As [`deliver_hint`] for what must not be lost (a background call's
@@ -51,7 +53,16 @@ pub async fn keep_hint(
         Err(SessionError::Limit(_)) => false,
         Err(e) => return Err(e),
     };
-    queue(state, user_id, session_id, sender, hint, wake_now).await
+    queue(
+        state,
+        user_id,
+        session_id,
+        sender,
+        hint,
+        Origin::Hint,
+        wake_now,
+    )
+    .await
 }
 
 async fn queue(
@@ -60,6 +71,7 @@ async fn queue(
     session_id: &str,
     sender: &str,
     hint: HintBlock,
+    origin: Origin,
     wake_now: bool,
 ) -> SessionResult<()> {
     let storage = state.storage();
@@ -73,9 +85,8 @@ async fn queue(
         .ok_or_else(|| SessionError::NotFound(format!("Agent {} not found", session.agent_id)))?;
     let msg = Msg::assistant(sender, ContentBlock::from(hint))
         .map_err(|e| SessionError::Internal(format!("a hint message is invalid: {e}")))?;
-    let item = serde_json::to_value(&msg)
-        .map_err(|e| SessionError::Internal(format!("a hint message cannot be written: {e}")))?;
-    push_inbox(state, &session, item).await?;
+    let item = Queued::new(origin, ChatInput::Msgs(vec![msg]));
+    push_inbox(state, &session, &item).await?;
     if !wake_now {
         return Ok(());
     }

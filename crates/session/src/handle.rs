@@ -68,7 +68,7 @@ impl Sessions {
         trace: Option<SpanContext>,
     ) -> SessionResult<Submitted> {
         let state = &self.engine;
-        let parsed = parse_input(input.clone())?;
+        let parsed = parse_input(input)?;
         let session = load_session(state, at.owner, at.session_id, at.agent_id).await?;
         check_media(state, &session, &parsed).await?;
         check_quota(state, at.owner).await?;
@@ -79,7 +79,7 @@ impl Sessions {
                 .check_confirm(&agent_state(&session)?, event)?;
         }
         let agent = self.agent(at).await?;
-        let request = RunRequest::Chat(Box::new(parsed), input, trace);
+        let request = RunRequest::Chat(Box::new(parsed), trace);
         start_run(state, &agent, session, request).await
     }
 

@@ -149,8 +149,11 @@ pub async fn next_queued(state: &Engine, session_id: &str) -> Option<ReplyInput>
                 return None;
             }
         };
-        match parse_input(Some(raw)) {
-            Ok(input) => return Some(input.into()),
+        match crate::inbox::Queued::from_value(raw) {
+            Ok(queued) => {
+                tracing::debug!(session_id, origin = ?queued.origin, "serving a queued input");
+                return Some(queued.input.into());
+            }
             Err(e) => tracing::warn!(session_id, error = %e, "dropping a malformed queued input"),
         }
     }

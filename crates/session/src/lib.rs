@@ -30,6 +30,7 @@ mod engine;
 mod error;
 mod handle;
 pub mod hub;
+pub mod inbox;
 pub mod input;
 pub mod journal;
 pub mod knowledge;

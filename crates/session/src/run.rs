@@ -31,6 +31,7 @@ use super::sessions::agent_state;
 use super::takeover::OpenRunInfo;
 use super::usage::RunTally;
 use crate::error::{SessionError, SessionResult};
+use crate::inbox::{Origin, Queued};
 use crate::to_python_json;
 use crate::{ActiveRun, Engine};
 
@@ -41,9 +42,9 @@ use run_error::RunError;
 /// What to start a run with.
 #[derive(Debug)]
 pub enum RunRequest {
-    /// A `POST /chat/` input, its JSON for queueing, and the request's
-    /// span (the run's spans hang under it when tracing is on).
-    Chat(Box<ChatInput>, Option<Value>, Option<SpanContext>),
+    /// A user's input and the request's span (the run's spans hang under
+    /// it when tracing is on).
+    Chat(Box<ChatInput>, Option<SpanContext>),
     /// Close the parked reply.
     Interrupt,
 }
@@ -78,8 +79,8 @@ pub async fn start_run(
     let ttl = state.config().lock_ttl;
     let Some(lease) = state.bus().try_lock(&session.id, ttl).await? else {
         return match request {
-            RunRequest::Chat(input, raw, _) if input.resume_reply_id().is_some() => {
-                queue(state, agent, &session, raw.unwrap_or(Value::Null))
+            RunRequest::Chat(input, _) if input.resume_reply_id().is_some() => {
+                queue(state, agent, &session, &Queued::new(Origin::User, *input))
                     .await
                     .map(|()| Submitted::Queued)
             }
@@ -123,7 +124,7 @@ pub async fn queue(
     state: &Engine,
     agent: &AgentRecord,
     session: &SessionRecord,
-    item: Value,
+    item: &Queued,
 ) -> SessionResult<()> {
     push_inbox(state, session, item).await?;
     wake(state, agent, session).await
@@ -133,9 +134,17 @@ pub async fn queue(
 ///
 /// # Errors
 /// 429 when the inbox is full.
-pub async fn push_inbox(state: &Engine, session: &SessionRecord, item: Value) -> SessionResult<()> {
+pub async fn push_inbox(
+    state: &Engine,
+    session: &SessionRecord,
+    item: &Queued,
+) -> SessionResult<()> {
     let limit = state.config().inbox_limit;
-    if state.bus().push_inbox(&session.id, item, limit).await? {
+    if state
+        .bus()
+        .push_inbox(&session.id, item.to_value()?, limit)
+        .await?
+    {
         Ok(())
     } else {
         Err(SessionError::Limit(format!(
@@ -242,7 +251,7 @@ async fn prepare(
         RunRequest::Interrupt => ReplyInput::from(UserInterruptEvent::new(
             current.reply_context.reply_id.clone(),
         )),
-        RunRequest::Chat(input, _, span) => {
+        RunRequest::Chat(input, span) => {
             trace = span;
             ReplyInput::from(*input)
         }

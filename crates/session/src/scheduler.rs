@@ -41,6 +41,7 @@ use super::schedule::{edit_locked, field, instant, next_check_after, origin, rec
 use super::{check_quota, queue};
 use crate::Engine;
 use crate::error::{SessionError, SessionResult};
+use crate::inbox::{Origin, Queued};
 
 /// How often the scheduler looks for due schedules.
 pub const SCHEDULER_TICK: Duration = Duration::from_millis(500);
@@ -253,7 +254,14 @@ async fn fire(state: &Engine, record: ScheduleRecord, at: DateTime<Utc>) -> Sess
         }
     };
     tracing::info!(schedule_id = record.id, session_id = session.id, %at, "schedule fired");
-    queue(state, &agent, &session, instruction(&record, at)).await
+    let input = crate::parse_input(Some(instruction(&record, at)))?;
+    queue(
+        state,
+        &agent,
+        &session,
+        &Queued::new(Origin::Schedule, input),
+    )
+    .await
 }
 
 /// A session for a schedule's fire, in a workspace of its own (sessions of
