@@ -570,6 +570,10 @@ fn serve_refuses_to_start_without_a_sandbox_unless_told_to_run_unconfined() {
             "serve",
             "--addr",
             "127.0.0.1:0",
+            // Bubblewrap asked for by name: `auto` would fall back to
+            // Landlock where the kernel has it.
+            "--sandbox",
+            "bwrap",
             "--bwrap",
             "/nonexistent/bwrap",
             "--data-dir",
