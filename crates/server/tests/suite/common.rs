@@ -416,7 +416,10 @@ impl Sse {
                 self.raw.push(data.clone());
                 return serde_json::from_str(&data).unwrap();
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(10), self.body.next())
+            // Generous: under the whole suite's load a sandboxed tool
+            // round (the first command of a warm sandbox starts it) has
+            // taken over 10 s here; a stream that stopped still fails.
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.body.next())
                 .await
                 .expect("an SSE frame in time")
                 .expect("the stream stays open")
@@ -434,7 +437,10 @@ impl Sse {
                 self.heartbeats += 1;
                 continue;
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(10), self.body.next())
+            // Generous: under the whole suite's load a sandboxed tool
+            // round (the first command of a warm sandbox starts it) has
+            // taken over 10 s here; a stream that stopped still fails.
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.body.next())
                 .await
                 .expect("a heartbeat in time")
                 .expect("the stream stays open")
