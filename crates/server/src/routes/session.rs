@@ -4,12 +4,14 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 use oxiscope_agent::AgentState;
 use oxiscope_permission::PermissionMode;
 use oxiscope_storage::{SessionRecord, new_id, now};
 use serde_json::{Map, Value, json};
 
 use super::agent::agent_not_found;
+use super::table::{Query, Reply, Route, optional, query, schema};
 use crate::api::{
     AgentQuery, ChatModelConfig, CreateSessionRequest, CreateSessionResponse,
     InterruptSessionResponse, ListMessagesResponse, ListSessionsResponse, MessagesQuery,
@@ -20,6 +22,52 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
 use crate::service::{self, agent_state, load_session, session_status, session_view};
 use crate::state::AppState;
+
+/// The `/sessions/` routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/sessions/", |m| on(m, list))
+        .user()
+        .query(AGENT)
+        .ok(schema::<ListSessionsResponse>),
+    Route::post("/sessions/", |m| on(m, create))
+        .user()
+        .body(schema::<CreateSessionRequest>)
+        .created(schema::<CreateSessionResponse>),
+    Route::delete("/sessions/{session_id}", |m| on(m, delete))
+        .user()
+        .query(AGENT),
+    Route::patch("/sessions/{session_id}", |m| on(m, update))
+        .user()
+        .query(AGENT)
+        .body(schema::<UpdateSessionRequest>)
+        .ok(schema::<SessionRecordView>),
+    Route::post("/sessions/{session_id}/interrupt", |m| on(m, interrupt))
+        .user()
+        .query(AGENT)
+        .status("202")
+        .reply(Reply::Json(schema::<InterruptSessionResponse>)),
+    Route::get("/sessions/{session_id}/messages", |m| on(m, messages))
+        .user()
+        .query(&[
+            query("agent_id"),
+            optional("before"),
+            optional("offset"),
+            optional("limit"),
+        ])
+        .ok(schema::<ListMessagesResponse>),
+    Route::get("/sessions/{session_id}/status", |m| on(m, status))
+        .user()
+        .query(AGENT)
+        .ok(schema::<SessionStatusResponse>),
+    Route::get("/sessions/{session_id}/stream", |m| {
+        on(m, super::stream::stream)
+    })
+    .user()
+    .query(&[query("agent_id"), optional("after")])
+    .event_stream(),
+];
+
+const AGENT: &[Query] = &[query("agent_id")];
 
 /// A workspace id must be safe as a directory name.
 fn check_workspace_id(id: &str) -> ApiResult<()> {
