@@ -57,6 +57,14 @@ impl ServerConfig {
         self
     }
 
+    /// The sessions' agents get `recipes`: the embedding application's
+    /// tools and middleware, for every agent or by name (see
+    /// [`oxiscope_session::recipe`]).
+    #[must_use]
+    pub fn with_recipes(self, recipes: oxiscope_session::Recipes) -> Self {
+        self.with_engine(|c| c.with_recipes(recipes))
+    }
+
     /// Team workers are made from `templates`.
     #[must_use]
     pub fn with_team_templates(self, templates: oxiscope_session::team::TeamTemplates) -> Self {
