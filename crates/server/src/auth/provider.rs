@@ -34,8 +34,8 @@ pub enum AuthError {
     #[error(transparent)]
     Token(#[from] JwtError),
     /// The store could not be asked.
-    #[error("storage: {0}")]
-    Storage(String),
+    #[error(transparent)]
+    Storage(#[from] oxiscope_storage::Error),
 }
 
 impl From<AuthError> for ApiError {
@@ -44,7 +44,7 @@ impl From<AuthError> for ApiError {
             AuthError::NoUserHeader => {
                 Self::invalid(&["header", "x-user-id"], "Field required", "missing")
             }
-            AuthError::Storage(detail) => Self::Internal(detail),
+            AuthError::Storage(e) => e.into(),
             AuthError::Token(JwtError::Keys(detail)) => {
                 tracing::warn!(%detail, "a bearer token could not be checked");
                 Self::Status(
@@ -133,11 +133,7 @@ impl AuthProvider for ApiKeys {
         if let (Some(jwt), false) = (&self.jwt, token.starts_with(KEY_PREFIX)) {
             return Ok(UserId(jwt.verify(token).await?));
         }
-        let record = self
-            .storage
-            .find_api_key(&hash_api_key(token))
-            .await
-            .map_err(|e| AuthError::Storage(e.to_string()))?;
+        let record = self.storage.find_api_key(&hash_api_key(token)).await?;
         record
             .map(|r| UserId(r.user_id))
             .ok_or(AuthError::UnknownKey)

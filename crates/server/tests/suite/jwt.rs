@@ -381,3 +381,20 @@ async fn keys_can_come_from_a_file_and_the_user_from_another_claim() {
     let (_, list) = h.get("/agent/", &token).await;
     assert_eq!(list["agents"][0]["user_id"], "dana@example.com");
 }
+
+#[tokio::test]
+async fn an_unreachable_issuer_answers_503_not_401() {
+    // A port with nothing listening.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let h = server(JwtConfig::new(&url, AUDIENCE)).await;
+    let key = Key::ec();
+    let claims = json!({"iss": url, "aud": AUDIENCE, "sub": "u", "exp": now() + 60});
+    let token = key.sign("k1", &claims);
+    for _ in 0..2 {
+        let (code, body) = h.get("/agent/", &token).await;
+        let detail = json!({"detail": "Token keys are unavailable; try again later."});
+        assert_eq!((code, body), (503, detail));
+    }
+}
