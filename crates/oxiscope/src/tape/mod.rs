@@ -37,7 +37,7 @@ use serde_json::Value;
 pub use diff::{Divergence, Step, diff};
 pub use record::TapeRecorder;
 pub use replay::{ReplayReport, TapeReplayer};
-pub use stub::replay_agent;
+pub use stub::{offline_model, replay_agent};
 
 /// One line of a tape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -53,6 +53,30 @@ fn without_between(text: &str, open: &str, close: &str) -> Option<String> {
     Some(format!("{}{}", &text[..start], &text[end..]))
 }
 
+/// `value` with every occurrence of each pair's first text replaced by its
+/// second (a run's directory by its placeholder, or back).
+pub(super) fn aliased(mut value: Value, aliases: &[(String, String)]) -> Value {
+    if !aliases.is_empty() {
+        alias(&mut value, aliases);
+    }
+    value
+}
+
+fn alias(value: &mut Value, aliases: &[(String, String)]) {
+    match value {
+        Value::Object(map) => map.values_mut().for_each(|v| alias(v, aliases)),
+        Value::Array(items) => items.iter_mut().for_each(|v| alias(v, aliases)),
+        Value::String(text) => {
+            for (from, to) in aliases.iter().filter(|(from, _)| !from.is_empty()) {
+                if text.contains(from.as_str()) {
+                    *text = text.replace(from.as_str(), to);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// `value` with every occurrence of `secrets`, and every word shaped like
 /// an API key (`sk-…`, `Bearer …`), replaced by [`REDACTED`].
 pub(super) fn redacted(mut value: Value, secrets: &[String]) -> Value {
@@ -121,6 +145,16 @@ mod tests {
         assert_eq!(
             normalized(value),
             json!({"id": null, "nested": [{"reply_id": null, "text": "a<current-time></current-time>b"}], "keep": 1})
+        );
+    }
+
+    #[test]
+    fn aliases_replace_every_occurrence_in_strings_only() {
+        let value = json!({"/tmp/run": "cd /tmp/run/ws && ls /tmp/run", "n": [1, "/tmp/run"]});
+        let aliases = [("/tmp/run".to_owned(), "{run}".to_owned())];
+        assert_eq!(
+            aliased(value, &aliases),
+            json!({"/tmp/run": "cd {run}/ws && ls {run}", "n": [1, "{run}"]})
         );
     }
 

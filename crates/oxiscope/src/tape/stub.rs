@@ -6,7 +6,7 @@ use std::sync::Arc;
 use oxiscope_agent::pipeline::CancellationToken;
 use oxiscope_agent::{Agent, AgentError};
 use oxiscope_message::{AgentEvent, Role};
-use oxiscope_model::{ChatModel, ChatRequest, ChatStream, ModelError, ToolSchema};
+use oxiscope_model::{ChatModel, ChatRequest, ChatStream, DynChatModel, ModelError, ToolSchema};
 use oxiscope_permission::{PermissionContext, PermissionDecision};
 use oxiscope_tool::{Tool, ToolCallContext, ToolChunk, ToolStream, Toolkit};
 use serde_json::Value;
@@ -23,14 +23,11 @@ use super::{Tape, TapeEntry, TapeReplayer};
 /// [`AgentError`] when the agent cannot be built.
 pub fn replay_agent(tape: &Tape, replayer: &TapeReplayer) -> Result<Agent, AgentError> {
     let mut name = "agent".to_owned();
-    let mut model_name = "replayed-model".to_owned();
+    let model_name = recorded_model_name(tape);
     let mut asked: Vec<String> = Vec::new();
     for event in tape.events() {
         match event {
             AgentEvent::ReplyStart(e) if name == "agent" => name.clone_from(&e.name),
-            AgentEvent::ModelCallStart(e) if model_name == "replayed-model" => {
-                model_name.clone_from(&e.model_name);
-            }
             AgentEvent::RequireUserConfirm(e) => {
                 asked.extend(e.tool_calls.iter().map(|c| c.name.clone()));
             }
@@ -62,7 +59,7 @@ pub fn replay_agent(tape: &Tape, replayer: &TapeReplayer) -> Result<Agent, Agent
         let _ = toolkit.register(TapeTool { schema, ask });
     }
     let model = Arc::new(OfflineModel { name: model_name });
-    Agent::builder(name, model)
+    Agent::builder(name, model as Arc<dyn DynChatModel>)
         .system_prompt(prompt)
         .toolkit(Arc::new(toolkit))
         .middleware(replayer.clone())
@@ -71,6 +68,26 @@ pub fn replay_agent(tape: &Tape, replayer: &TapeReplayer) -> Result<Agent, Agent
             ..Default::default()
         })
         .build()
+}
+
+/// The model of an agent that replays `tape`: named as the recorded
+/// model calls name theirs, it answers nothing itself (the agent's
+/// [`TapeReplayer`] answers every call; one that reaches the model fails).
+#[must_use]
+pub fn offline_model(tape: &Tape) -> Arc<dyn DynChatModel> {
+    Arc::new(OfflineModel {
+        name: recorded_model_name(tape),
+    })
+}
+
+/// The model name of the tape's first model call.
+fn recorded_model_name(tape: &Tape) -> String {
+    tape.events()
+        .find_map(|event| match event {
+            AgentEvent::ModelCallStart(e) => Some(e.model_name.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "replayed-model".to_owned())
 }
 
 /// A tool known only by its recorded schema.
