@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::report::{EvalReport, Totals, percent};
+use super::report::{EvalReport, Totals, money, percent};
 
 /// `text` safe in HTML text and in a quoted attribute.
 fn esc(text: &str) -> String {
@@ -46,7 +46,7 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#2
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:4px 8px;\
 text-align:right}th:first-child,td:first-child{text-align:left}thead th{background:#f0f0f0}\
 tr.total td{font-weight:bold}.pass{color:#0a6b0a}.fail{color:#b00020}\
-td.detail{text-align:left;white-space:pre-wrap}";
+.detail{text-align:left}td.detail{white-space:pre-wrap}";
 
 /// The page of `report`.
 pub(super) fn page(report: &EvalReport) -> String {
@@ -86,7 +86,7 @@ pub(super) fn page(report: &EvalReport) -> String {
             let cell = f.pass_at.get(*k).map_or(String::new(), |p| percent(*p));
             let _ = write!(out, "<td>{cell}</td>");
         }
-        let cost = f.cost.map_or(String::new(), |c| format!("{c:.4}"));
+        let cost = f.cost.map_or(String::new(), money);
         let _ = write!(
             out,
             "<td>{}</td><td>{}</td><td>{cost}</td><td>{:.2}</td></tr>",
@@ -99,7 +99,7 @@ pub(super) fn page(report: &EvalReport) -> String {
     row(&mut out, "total", "total", &report.total);
     out.push_str(
         "</tbody></table><h2>Runs</h2><table id=\"runs\"><thead><tr><th>task</th>\
-        <th>run</th><th>result</th><th>tokens</th><th>s</th><th>tape</th><th>details</th></tr>\
+        <th>run</th><th>result</th><th>tokens</th><th>s</th><th>tape</th><th class=\"detail\">details</th></tr>\
         </thead><tbody>",
     );
     for run in report.tasks.iter().flat_map(|t| &t.runs) {

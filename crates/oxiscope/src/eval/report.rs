@@ -221,7 +221,7 @@ impl EvalReport {
             cells.extend([
                 f.input_tokens.to_string(),
                 f.output_tokens.to_string(),
-                f.cost.map_or(String::new(), |c| format!("{c:.4}")),
+                f.cost.map_or(String::new(), money),
                 format!("{:.2}", f.mean_seconds),
             ]);
             cells
@@ -286,6 +286,15 @@ impl EvalReport {
         std::fs::write(dir.join("report.html"), super::html::page(self))
             .map_err(io("report.html"))?;
         Ok(())
+    }
+}
+
+/// A cost: four decimals, six below a hundredth.
+pub(super) fn money(cost: f64) -> String {
+    if cost < 0.01 {
+        format!("{cost:.6}")
+    } else {
+        format!("{cost:.4}")
     }
 }
 
