@@ -45,6 +45,24 @@ fn blank(value: &mut Value) {
     }
 }
 
+/// `value` without the token usage a message or chunk carries (another
+/// model run counts other tokens).
+pub(super) fn without_usage(mut value: Value) -> Value {
+    strip_usage(&mut value);
+    value
+}
+
+fn strip_usage(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("usage");
+            map.values_mut().for_each(strip_usage);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_usage),
+        _ => {}
+    }
+}
+
 /// `text` with what lies between `open` and `close` removed, when it has
 /// them.
 fn without_between(text: &str, open: &str, close: &str) -> Option<String> {

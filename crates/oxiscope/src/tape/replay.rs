@@ -4,17 +4,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::StreamExt as _;
 use futures_util::future::BoxFuture;
-use oxiscope_agent::pipeline::{CancellationToken, PipelineProtocol};
+use oxiscope_agent::pipeline::PipelineProtocol;
 use oxiscope_agent::{
-    ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReplyCall, ReplyInput,
-    ReplyNext,
+    ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReplyCall, ReplyNext,
 };
-use oxiscope_message::{AgentEvent, Msg};
+use oxiscope_message::AgentEvent;
 use oxiscope_model::{ChatStream, ModelError};
 use oxiscope_tool::{ToolChunk, ToolStream};
 use serde_json::json;
 
-use super::diff::{Divergence, Step};
+use super::diff::{Divergence, Step, send_inputs};
 use super::normalize::aliased;
 use super::record::{input_entry, tapped};
 use super::{Tape, TapeEntry};
@@ -125,38 +124,8 @@ impl TapeReplayer {
     /// previous reply's stream ended; an input that answers a parked reply
     /// is sent to the reply that parked in this run. Returns the report.
     pub async fn run(&self, target: &dyn PipelineProtocol) -> ReplayReport {
-        let mut parked: Option<String> = None;
-        let inputs: Vec<(Vec<Msg>, Option<AgentEvent>)> = self
-            .tape
-            .inputs()
-            .map(|(messages, event)| (messages.to_vec(), event.cloned()))
-            .collect();
-        for (n, (messages, event)) in inputs.into_iter().enumerate() {
-            let input = match event {
-                Some(event) => match resumed(&event, parked.as_deref()) {
-                    Some(input) => input,
-                    None => {
-                        self.diverged(Some(Divergence {
-                            step: Step::Input(n),
-                            expected: Some(json!("an answer to a parked reply")),
-                            actual: Some(json!("no reply is parked")),
-                        }));
-                        break;
-                    }
-                },
-                None if messages.is_empty() => ReplyInput::Continue,
-                None => ReplyInput::Msgs(messages),
-            };
-            let mut events = target.reply_stream(input, CancellationToken::new());
-            parked = None;
-            while let Some(event) = events.next().await {
-                match &event {
-                    AgentEvent::RequireUserConfirm(e) => parked = Some(e.reply_id.clone()),
-                    AgentEvent::RequireExternalExecution(e) => parked = Some(e.reply_id.clone()),
-                    _ => {}
-                }
-            }
-        }
+        let stopped = send_inputs(&self.tape, target).await;
+        self.diverged(stopped);
         self.report()
     }
 
@@ -299,13 +268,4 @@ impl Middleware for TapeReplayer {
         };
         Box::pin(async move { futures_util::stream::iter(chunks).boxed() })
     }
-}
-
-/// The input a recorded resuming event gives, addressed to `parked`.
-fn resumed(event: &AgentEvent, parked: Option<&str>) -> Option<ReplyInput> {
-    let parked = parked?;
-    let mut value = serde_json::to_value(event).ok()?;
-    value["reply_id"] = json!(parked);
-    let event: AgentEvent = serde_json::from_value(value).ok()?;
-    ReplyInput::try_from(event).ok()
 }
