@@ -73,11 +73,25 @@ impl TapeRecorder {
         self
     }
 
-    /// What was recorded so far.
+    /// What was recorded so far, with its secrets redacted and its aliases
+    /// applied (done here, not while the run goes, which only keeps the
+    /// entries).
     #[must_use]
     pub fn tape(&self) -> Tape {
+        let entries = self.lock().entries.clone();
         Tape {
-            entries: self.lock().entries.clone(),
+            entries: entries.into_iter().map(|e| self.redacted(e)).collect(),
+        }
+    }
+
+    /// `entry` with the secrets redacted and the aliases applied.
+    fn redacted(&self, entry: TapeEntry) -> TapeEntry {
+        match serde_json::to_value(&entry) {
+            Ok(value) => {
+                let value = redacted(aliased(value, &self.aliases), &self.secrets);
+                serde_json::from_value(value).unwrap_or(entry)
+            }
+            Err(_) => entry,
         }
     }
 
@@ -85,15 +99,8 @@ impl TapeRecorder {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records `entry`, redacted.
+    /// Records `entry` (redacted when the tape is taken).
     fn push(&self, entry: TapeEntry) {
-        let entry = match serde_json::to_value(&entry) {
-            Ok(value) => {
-                let value = redacted(aliased(value, &self.aliases), &self.secrets);
-                serde_json::from_value(value).unwrap_or(entry)
-            }
-            Err(_) => entry,
-        };
         self.lock().entries.push(entry);
     }
 }
