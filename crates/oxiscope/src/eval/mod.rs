@@ -18,7 +18,10 @@
 //! ([`EvalOptions::replay`]) needs no model: the agent's model calls (and
 //! the judges') are answered from the tapes, its tools run for real in a
 //! fresh workspace, and a run that does anything other than what was
-//! recorded fails with the first divergence — a regression test.
+//! recorded fails with the first divergence — a regression test. A tape's
+//! tool calls are as trusted as the model that made them: they run under
+//! the suite's permission mode, so replay only tapes you would let a model
+//! write.
 //!
 //! ```no_run
 //! use oxiscope::eval::{EvalOptions, Suite, run_suite};

@@ -134,10 +134,9 @@ async fn attempt(
     workspace.initialize().await.map_err(|e| e.to_string())?;
     let workspace: Arc<dyn Workspace> = Arc::new(workspace);
     let prompt = config.system_prompt.clone().unwrap_or_default();
-    let (equipment, _mcp) = Equipment::of(Arc::clone(&workspace), "eval", "run", &prompt, None)
+    let (mut equipment, _mcp) = Equipment::of(Arc::clone(&workspace), "eval", "run", &prompt, None)
         .await
         .map_err(|e| e.to_string())?;
-    let mut equipment = equipment;
     if let Some(names) = &config.tools {
         let mut toolkit = Toolkit::new();
         for name in names {

@@ -274,3 +274,14 @@ async fn a_task_without_tapes_a_hung_model_and_a_failing_model_are_reported() {
     );
     assert!(!report.all_passed());
 }
+
+#[test]
+fn the_readme_suite_is_a_valid_suite() {
+    let readme = include_str!("../../../../README.md");
+    let start = readme.find("```yaml\nk: 5").unwrap() + "```yaml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let suite = Suite::from_yaml(&readme[start..end], ".").unwrap();
+    let ids: Vec<&str> = suite.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["fizzbuzz", "capital", "extract"]);
+    assert_eq!(suite.pass_at(), [1, 5]);
+}
