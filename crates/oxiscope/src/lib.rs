@@ -22,6 +22,7 @@
 //! | [`render`] | the console renderer: any event stream as terminal text | always |
 //! | `console` | `launch_console`: the console's input loop over any agent or pipeline | `console` |
 //! | [`tape`] | record a run, replay it offline, find where two runs differ | always |
+//! | `eval` | evaluation suites: tasks run `k` times, graded, reported | `eval` |
 //! | `session`, `storage`, `server` | the agent service | `server` |
 //!
 //! The default features give everything, the command line included. A
@@ -81,6 +82,8 @@ pub use oxiscope_workspace as workspace;
 #[cfg(feature = "console")]
 pub mod console;
 mod env_model;
+#[cfg(feature = "eval")]
+pub mod eval;
 pub mod prelude;
 pub mod render;
 pub mod tape;

@@ -12,7 +12,8 @@
 //! server's CPU is not counted, the client runtime's every thread is).
 //!
 //! Rows: 1 reply of 1,000 streamed tokens; a reply of 20 tool rounds; 20
-//! rounds of 4 parallel calls; 100 concurrent 20-round replies; process
+//! rounds of 4 parallel calls; the 20-round reply recorded on a tape, and
+//! the tape replayed (`tape.rs`); 100 concurrent 20-round replies; process
 //! start -> first event and -> exit (`oxiscope chat -p`); building an
 //! agent; RSS per idle agent restored from 50 messages; save + load of a
 //! 200-message state; the saved size of AgentScope's 200-message state.
@@ -61,6 +62,7 @@ mod measure;
 mod oxi;
 mod server;
 mod state;
+mod tape;
 
 use std::sync::Arc;
 
@@ -161,6 +163,7 @@ fn main() {
         rows.push(Row::timed(name, &floor_samples, &oxi_samples, target));
     }
 
+    rows.extend(tape::rows(&rt, &model, &toolkit, counts.reply));
     rows.push(concurrent(
         &rt, &server, &model, &toolkit, &client, &tools, counts,
     ));

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use oxiscope_agent::{Agent, AgentState, InjectionConfig, ReActConfig};
+use oxiscope_agent::{Agent, AgentBuilder, AgentState, InjectionConfig, Middleware, ReActConfig};
 use oxiscope_message::{AgentEvent, Msg, PermissionBehavior, PermissionRule, ReplyFinishedReason};
 use oxiscope_model::DynChatModel;
 use oxiscope_providers::openai_chat::OpenAiChatModel;
@@ -47,6 +47,22 @@ pub fn model(base_url: &str) -> Arc<dyn DynChatModel> {
 /// A fresh agent allowed to call `echo`, without runtime-state hints (so
 /// that its requests carry what the floor's carry).
 pub fn agent(model: &Arc<dyn DynChatModel>, toolkit: &Arc<Toolkit>) -> Agent {
+    builder(model, toolkit).build().unwrap()
+}
+
+/// The same agent with `middleware` (a tape's recorder or replayer).
+pub fn agent_with(
+    model: &Arc<dyn DynChatModel>,
+    toolkit: &Arc<Toolkit>,
+    middleware: impl Middleware + 'static,
+) -> Agent {
+    builder(model, toolkit)
+        .middleware(middleware)
+        .build()
+        .unwrap()
+}
+
+fn builder(model: &Arc<dyn DynChatModel>, toolkit: &Arc<Toolkit>) -> AgentBuilder {
     let mut state = AgentState::default();
     state.permission_context.add_rule(PermissionRule::new(
         "echo",
@@ -66,8 +82,6 @@ pub fn agent(model: &Arc<dyn DynChatModel>, toolkit: &Arc<Toolkit>) -> Agent {
             ..InjectionConfig::default()
         })
         .state(state)
-        .build()
-        .unwrap()
 }
 
 /// One reply of `agent` to `user`, counted like the floor's.

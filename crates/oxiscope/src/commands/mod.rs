@@ -3,6 +3,7 @@
 mod chat;
 mod completions;
 mod config;
+mod eval;
 mod keys;
 mod mcp;
 mod permission;
@@ -52,6 +53,8 @@ enum Command {
     Keys(keys::KeysCommand),
     /// Replay a recorded tape offline, or compare two (`--diff`).
     Replay(replay::ReplayArgs),
+    /// Run an evaluation suite against a model, or from its tapes offline.
+    Eval(Box<eval::EvalArgs>),
     /// Print a shell completion script, e.g. `oxiscope completions bash >
     /// ~/.local/share/bash-completion/completions/oxiscope`.
     Completions(completions::CompletionsArgs),
@@ -69,5 +72,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Keys(command) => keys::run(&command),
         Command::Completions(args) => Ok(completions::run(&args)),
         Command::Replay(args) => replay::run(&args),
+        Command::Eval(args) => eval::run(&args),
     }
 }

@@ -5,8 +5,14 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::normalize::normalized;
-use super::{Tape, TapeEntry};
+use futures_util::StreamExt as _;
+use oxiscope_agent::ReplyInput;
+use oxiscope_agent::pipeline::{CancellationToken, PipelineProtocol};
+use oxiscope_message::{AgentEvent, Msg, ToolCallBlock};
+use serde_json::json;
+
+use super::normalize::{normalized, without_usage};
+use super::{Tape, TapeEntry, TapeRecorder};
 
 /// A step of a run, as tapes number them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +93,120 @@ impl Divergence {
 /// calls (by id), then the events in order. `None`: the runs agree.
 #[must_use]
 pub fn diff(expected: &Tape, actual: &Tape) -> Option<Divergence> {
+    compare(expected, actual, Depth::Exact)
+}
+
+/// The first step where `actual`, a run of `expected`'s inputs by a live
+/// model, parts from it in what the model's streaming cannot change:
+/// inputs, model requests (token counts aside), each model answer's final
+/// content, and the tool calls in the order they ended (name, input,
+/// result). How answers were chunked, their usage and the events are left
+/// out (another model, or the same one on another day, streams
+/// differently and mints other call ids).
+#[must_use]
+pub fn diff_outcomes(expected: &Tape, actual: &Tape) -> Option<Divergence> {
+    compare(expected, actual, Depth::Outcome)
+}
+
+/// Sends `tape`'s inputs to `target` — an agent (or pipeline) with its own
+/// model and tools and with `recorder` as its first middleware — and
+/// compares the new run with the tape by [`diff_outcomes`].
+pub async fn diff_live(
+    tape: &Tape,
+    target: &dyn PipelineProtocol,
+    recorder: &TapeRecorder,
+) -> Option<Divergence> {
+    if let Some(divergence) = send_inputs(tape, target).await {
+        return Some(divergence);
+    }
+    diff_outcomes(tape, &recorder.tape())
+}
+
+/// Sends the tape's inputs to `target` in order, each after the previous
+/// reply's stream ended; an input that answers a parked reply goes to the
+/// reply that parked in this run. A divergence when none did.
+pub(super) async fn send_inputs(tape: &Tape, target: &dyn PipelineProtocol) -> Option<Divergence> {
+    let mut parked: Option<(String, Vec<ToolCallBlock>)> = None;
+    let inputs: Vec<(Vec<Msg>, Option<AgentEvent>)> = tape
+        .inputs()
+        .map(|(messages, event)| (messages.to_vec(), event.cloned()))
+        .collect();
+    for (n, (messages, event)) in inputs.into_iter().enumerate() {
+        let input = match event {
+            Some(event) => match resumed(&event, parked.as_ref()) {
+                Some(input) => input,
+                None => {
+                    return Some(Divergence {
+                        step: Step::Input(n),
+                        expected: Some(json!("an answer to a parked reply")),
+                        actual: Some(json!("no reply is parked")),
+                    });
+                }
+            },
+            None if messages.is_empty() => ReplyInput::Continue,
+            None => ReplyInput::Msgs(messages),
+        };
+        let mut events = target.reply_stream(input, CancellationToken::new());
+        parked = None;
+        while let Some(event) = events.next().await {
+            match &event {
+                AgentEvent::RequireUserConfirm(e) => {
+                    parked = Some((e.reply_id.clone(), e.tool_calls.clone()));
+                }
+                AgentEvent::RequireExternalExecution(e) => {
+                    parked = Some((e.reply_id.clone(), e.tool_calls.clone()));
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// The input a recorded resuming event gives, addressed to the reply that
+/// parked in this run: its id, and each answer's call id that of the
+/// parked call with the same name, in order (a live model mints its own).
+fn resumed(
+    event: &AgentEvent,
+    parked: Option<&(String, Vec<ToolCallBlock>)>,
+) -> Option<ReplyInput> {
+    let (reply_id, calls) = parked?;
+    let mut value = serde_json::to_value(event).ok()?;
+    value["reply_id"] = json!(reply_id);
+    let mut unused: Vec<&ToolCallBlock> = calls.iter().collect();
+    let mut readdress = |answer: &mut Value| {
+        let name = answer.get("name").and_then(Value::as_str)?;
+        let at = unused.iter().position(|c| c.name == name)?;
+        answer["id"] = json!(unused.remove(at).id);
+        Some(())
+    };
+    for key in ["confirm_results", "execution_results"] {
+        if let Some(answers) = value.get_mut(key).and_then(Value::as_array_mut) {
+            for answer in answers {
+                let target = match key {
+                    "confirm_results" => answer.get_mut("tool_call"),
+                    _ => Some(answer),
+                };
+                if let Some(target) = target {
+                    readdress(target);
+                }
+            }
+        }
+    }
+    let event: AgentEvent = serde_json::from_value(value).ok()?;
+    ReplyInput::try_from(event).ok()
+}
+
+/// How closely [`compare`] looks.
+#[derive(Clone, Copy, PartialEq)]
+enum Depth {
+    /// Every chunk and event, tool calls by id.
+    Exact,
+    /// Final answers, tool calls in order, no events.
+    Outcome,
+}
+
+fn compare(expected: &Tape, actual: &Tape, depth: Depth) -> Option<Divergence> {
     let inputs = |t: &Tape| {
         t.entries
             .iter()
@@ -102,12 +222,22 @@ pub fn diff(expected: &Tape, actual: &Tape) -> Option<Divergence> {
     }
     for n in 0..expected.model_calls().max(actual.model_calls()) {
         let request = |t: &Tape| {
-            t.request(n)
-                .map(|(m, tools)| serde_json::json!({"messages": m, "tools": tools}))
+            t.request(n).map(|(m, tools)| {
+                let request = serde_json::json!({"messages": m, "tools": tools});
+                match depth {
+                    Depth::Exact => request,
+                    Depth::Outcome => without_usage(request),
+                }
+            })
         };
         let response = |t: &Tape| {
-            t.response(n)
-                .map(|(c, e)| serde_json::json!({"chunks": c, "error": e}))
+            t.response(n).map(|(c, e)| match depth {
+                Depth::Exact => serde_json::json!({"chunks": c, "error": e}),
+                Depth::Outcome => {
+                    let last = c.iter().rev().find(|c| c.is_last).or(c.last());
+                    serde_json::json!({"content": last.map(|c| &c.content), "error": e})
+                }
+            })
         };
         let (ra, rb) = (request(expected), request(actual));
         if let Some(d) = Divergence::check(Step::ModelRequest(n), ra.as_ref(), rb.as_ref()) {
@@ -117,6 +247,30 @@ pub fn diff(expected: &Tape, actual: &Tape) -> Option<Divergence> {
         if let Some(d) = Divergence::check(Step::ModelResponse(n), sa.as_ref(), sb.as_ref()) {
             return Some(d);
         }
+    }
+    if depth == Depth::Outcome {
+        let results = |t: &Tape| {
+            t.entries
+                .iter()
+                .filter_map(|e| match e {
+                    TapeEntry::ToolResult {
+                        name,
+                        input,
+                        chunks,
+                        ..
+                    } => Some(serde_json::json!({"name": name, "input": input, "chunks": chunks})),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let (ta, tb) = (results(expected), results(actual));
+        for n in 0..ta.len().max(tb.len()) {
+            let step = Step::ToolCall(format!("#{n}"));
+            if let Some(d) = Divergence::check(step, ta.get(n), tb.get(n)) {
+                return Some(d);
+            }
+        }
+        return None;
     }
     let mut ids: Vec<&str> = [expected, actual]
         .iter()

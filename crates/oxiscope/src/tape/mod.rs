@@ -12,7 +12,9 @@
 //! called), the tool calls too (no tool runs), and what the agent does is
 //! compared with what was recorded, step by step. The first place where the
 //! run differs — a model request, a tool call, an event — is reported as a
-//! [`Divergence`] with both sides. [`diff`] compares two tapes the same way.
+//! [`Divergence`] with both sides. [`diff`] compares two tapes the same way;
+//! [`diff_live`] runs a tape's inputs again on a live agent and compares
+//! the new run with the tape by its outcomes ([`diff_outcomes`]).
 //!
 //! Each kind of entry forms its own sequence (model calls in order, events
 //! in order, tool results by call id): the order between kinds depends on
@@ -34,10 +36,10 @@ use oxiscope_tool::ToolChunk;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use diff::{Divergence, Step, diff};
+pub use diff::{Divergence, Step, diff, diff_live, diff_outcomes};
 pub use record::TapeRecorder;
 pub use replay::{ReplayReport, TapeReplayer};
-pub use stub::replay_agent;
+pub use stub::{live_agent, offline_model, replay_agent};
 
 /// One line of a tape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -45,12 +45,54 @@ fn blank(value: &mut Value) {
     }
 }
 
+/// `value` without the token usage a message or chunk carries (another
+/// model run counts other tokens).
+pub(super) fn without_usage(mut value: Value) -> Value {
+    strip_usage(&mut value);
+    value
+}
+
+fn strip_usage(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("usage");
+            map.values_mut().for_each(strip_usage);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_usage),
+        _ => {}
+    }
+}
+
 /// `text` with what lies between `open` and `close` removed, when it has
 /// them.
 fn without_between(text: &str, open: &str, close: &str) -> Option<String> {
     let start = text.find(open)? + open.len();
     let end = start + text[start..].find(close)?;
     Some(format!("{}{}", &text[..start], &text[end..]))
+}
+
+/// `value` with every occurrence of each pair's first text replaced by its
+/// second (a run's directory by its placeholder, or back).
+pub(super) fn aliased(mut value: Value, aliases: &[(String, String)]) -> Value {
+    if !aliases.is_empty() {
+        alias(&mut value, aliases);
+    }
+    value
+}
+
+fn alias(value: &mut Value, aliases: &[(String, String)]) {
+    match value {
+        Value::Object(map) => map.values_mut().for_each(|v| alias(v, aliases)),
+        Value::Array(items) => items.iter_mut().for_each(|v| alias(v, aliases)),
+        Value::String(text) => {
+            for (from, to) in aliases.iter().filter(|(from, _)| !from.is_empty()) {
+                if text.contains(from.as_str()) {
+                    *text = text.replace(from.as_str(), to);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `value` with every occurrence of `secrets`, and every word shaped like
@@ -121,6 +163,16 @@ mod tests {
         assert_eq!(
             normalized(value),
             json!({"id": null, "nested": [{"reply_id": null, "text": "a<current-time></current-time>b"}], "keep": 1})
+        );
+    }
+
+    #[test]
+    fn aliases_replace_every_occurrence_in_strings_only() {
+        let value = json!({"/tmp/run": "cd /tmp/run/ws && ls /tmp/run", "n": [1, "/tmp/run"]});
+        let aliases = [("/tmp/run".to_owned(), "{run}".to_owned())];
+        assert_eq!(
+            aliased(value, &aliases),
+            json!({"/tmp/run": "cd {run}/ws && ls {run}", "n": [1, "{run}"]})
         );
     }
 

@@ -12,7 +12,7 @@ use oxiscope_agent::{
 use oxiscope_model::{ChatResponse, ChatStream, ModelError};
 use oxiscope_tool::{ToolChunk, ToolStream};
 
-use super::normalize::redacted;
+use super::normalize::{aliased, redacted};
 use super::{Tape, TapeEntry};
 
 /// Records every reply of the agent it is added to (as its first
@@ -40,6 +40,7 @@ use super::{Tape, TapeEntry};
 pub struct TapeRecorder {
     state: Arc<Mutex<State>>,
     secrets: Arc<Vec<String>>,
+    aliases: Arc<Vec<(String, String)>>,
 }
 
 #[derive(Debug, Default)]
@@ -62,11 +63,35 @@ impl TapeRecorder {
         self
     }
 
-    /// What was recorded so far.
+    /// Writes `placeholder` wherever `text` appears, for a run in a place
+    /// of its own (a temporary directory): tapes of runs in different
+    /// places then compare equal, and a [`TapeReplayer`](super::TapeReplayer)
+    /// given the same alias puts its own place back.
+    #[must_use]
+    pub fn with_alias(mut self, text: impl Into<String>, placeholder: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.aliases).push((text.into(), placeholder.into()));
+        self
+    }
+
+    /// What was recorded so far, with its secrets redacted and its aliases
+    /// applied (done here, not while the run goes, which only keeps the
+    /// entries).
     #[must_use]
     pub fn tape(&self) -> Tape {
+        let entries = self.lock().entries.clone();
         Tape {
-            entries: self.lock().entries.clone(),
+            entries: entries.into_iter().map(|e| self.redacted(e)).collect(),
+        }
+    }
+
+    /// `entry` with the secrets redacted and the aliases applied.
+    fn redacted(&self, entry: TapeEntry) -> TapeEntry {
+        match serde_json::to_value(&entry) {
+            Ok(value) => {
+                let value = redacted(aliased(value, &self.aliases), &self.secrets);
+                serde_json::from_value(value).unwrap_or(entry)
+            }
+            Err(_) => entry,
         }
     }
 
@@ -74,32 +99,15 @@ impl TapeRecorder {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records `entry`, redacted.
+    /// Records `entry` (redacted when the tape is taken).
     fn push(&self, entry: TapeEntry) {
-        let entry = match serde_json::to_value(&entry) {
-            Ok(value) => serde_json::from_value(redacted(value, &self.secrets)).unwrap_or(entry),
-            Err(_) => entry,
-        };
         self.lock().entries.push(entry);
     }
 }
 
 impl Middleware for TapeRecorder {
     fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
-        let entry = match &call.input {
-            ReplyInput::Msgs(messages) => TapeEntry::Input {
-                messages: messages.clone(),
-                event: None,
-            },
-            ReplyInput::Confirm(e) => input_event(e.clone().into()),
-            ReplyInput::External(e) => input_event(e.clone().into()),
-            ReplyInput::Interrupt(e) => input_event(e.clone().into()),
-            ReplyInput::Continue => TapeEntry::Input {
-                messages: Vec::new(),
-                event: None,
-            },
-        };
-        self.push(entry);
+        self.push(input_entry(&call.input));
         let recorder = self.clone();
         Box::pin(next.run(call).map(move |event| {
             recorder.push(TapeEntry::Event {
@@ -152,31 +160,14 @@ impl Middleware for TapeRecorder {
             );
             let stream = next.run(call).await;
             let recorder = self.clone();
-            let recorded: BoxStream<'static, ToolChunk> = Box::pin(futures_util::stream::unfold(
-                (stream, Vec::new(), Some(recorder)),
-                move |(mut stream, mut chunks, recorder)| {
-                    let (call_id, name, input) = (call_id.clone(), name.clone(), input.clone());
-                    async move {
-                        let recorder = recorder?;
-                        match stream.next().await {
-                            Some(chunk) => {
-                                chunks.push(chunk.clone());
-                                Some((chunk, (stream, chunks, Some(recorder))))
-                            }
-                            None => {
-                                recorder.push(TapeEntry::ToolResult {
-                                    call_id,
-                                    name,
-                                    input,
-                                    chunks,
-                                });
-                                None
-                            }
-                        }
-                    }
-                },
-            ));
-            recorded
+            tapped(stream, move |chunks| {
+                recorder.push(TapeEntry::ToolResult {
+                    call_id,
+                    name,
+                    input,
+                    chunks,
+                });
+            })
         })
     }
 }
@@ -227,10 +218,38 @@ impl TapeRecorder {
     }
 }
 
-/// The input entry of a resuming or interrupting event.
-fn input_event(event: oxiscope_message::AgentEvent) -> TapeEntry {
-    TapeEntry::Input {
-        messages: Vec::new(),
-        event: Some(event),
-    }
+/// The entry of a reply's input.
+pub(super) fn input_entry(input: &ReplyInput) -> TapeEntry {
+    let (messages, event) = match input {
+        ReplyInput::Msgs(messages) => (messages.clone(), None),
+        ReplyInput::Confirm(e) => (Vec::new(), Some(e.clone().into())),
+        ReplyInput::External(e) => (Vec::new(), Some(e.clone().into())),
+        ReplyInput::Interrupt(e) => (Vec::new(), Some(e.clone().into())),
+        ReplyInput::Continue => (Vec::new(), None),
+    };
+    TapeEntry::Input { messages, event }
+}
+
+/// `stream`, handing what it streamed to `ended` when it ends.
+pub(super) fn tapped(
+    stream: ToolStream,
+    ended: impl FnOnce(Vec<ToolChunk>) + Send + 'static,
+) -> ToolStream {
+    let recorded: BoxStream<'static, ToolChunk> = Box::pin(futures_util::stream::unfold(
+        (stream, Vec::new(), Some(ended)),
+        |(mut stream, mut chunks, ended)| async move {
+            let ended = ended?;
+            match stream.next().await {
+                Some(chunk) => {
+                    chunks.push(chunk.clone());
+                    Some((chunk, (stream, chunks, Some(ended))))
+                }
+                None => {
+                    ended(chunks);
+                    None
+                }
+            }
+        },
+    ));
+    recorded
 }

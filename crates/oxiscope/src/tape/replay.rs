@@ -4,35 +4,45 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::StreamExt as _;
 use futures_util::future::BoxFuture;
-use oxiscope_agent::pipeline::{CancellationToken, PipelineProtocol};
+use oxiscope_agent::pipeline::PipelineProtocol;
 use oxiscope_agent::{
-    ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReplyCall, ReplyInput,
-    ReplyNext,
+    ActingCall, ActingNext, EventStream, Middleware, ModelCall, ModelNext, ReplyCall, ReplyNext,
 };
-use oxiscope_message::{AgentEvent, Msg};
+use oxiscope_message::AgentEvent;
 use oxiscope_model::{ChatStream, ModelError};
 use oxiscope_tool::{ToolChunk, ToolStream};
 use serde_json::json;
 
-use super::Tape;
-use super::diff::{Divergence, Step};
+use super::diff::{Divergence, Step, send_inputs};
+use super::normalize::aliased;
+use super::record::{input_entry, tapped};
+use super::{Tape, TapeEntry};
 
 /// Answers an agent's model and tool calls from a tape and compares what
 /// the agent does with what was recorded. Add it as the agent's first
 /// middleware (the agent's model is then never called, and no tool runs),
 /// send the tape's inputs, and read the [`report`](Self::report).
 ///
-/// Model calls are answered in order; tool calls by their id (the ids come
-/// from the recorded model answers). A step the tape does not have fails:
-/// a model call with an error, a tool call with an error result.
+/// Replies' inputs are compared in order; model calls are answered in
+/// order; tool calls by their id (the ids come from the recorded model
+/// answers). A step the tape does not have fails: a model call with an
+/// error, a tool call with an error result.
+///
+/// With [`with_live_tools`](Self::with_live_tools) the tools run (their
+/// effects are wanted, e.g. files an evaluation grades) and what they
+/// stream is compared with what was recorded.
 #[derive(Debug, Clone)]
 pub struct TapeReplayer {
     tape: Arc<Tape>,
     state: Arc<Mutex<State>>,
+    /// (text of this run, placeholder on the tape).
+    aliases: Arc<Vec<(String, String)>>,
+    live_tools: bool,
 }
 
 #[derive(Debug, Default)]
 struct State {
+    replies: usize,
     model_calls: usize,
     events: usize,
     divergence: Option<Divergence>,
@@ -58,7 +68,27 @@ impl TapeReplayer {
         Self {
             tape: Arc::new(tape),
             state: Arc::default(),
+            aliases: Arc::default(),
+            live_tools: false,
         }
+    }
+
+    /// `text` in this run stands for `placeholder` on the tape (as given to
+    /// [`TapeRecorder::with_alias`](super::TapeRecorder::with_alias)):
+    /// recorded answers get `text` back, and this run's steps are compared
+    /// with `placeholder` in its place.
+    #[must_use]
+    pub fn with_alias(mut self, text: impl Into<String>, placeholder: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.aliases).push((text.into(), placeholder.into()));
+        self
+    }
+
+    /// Runs the agent's tools instead of answering them from the tape, and
+    /// compares what each streamed with its recorded result.
+    #[must_use]
+    pub fn with_live_tools(mut self) -> Self {
+        self.live_tools = true;
+        self
     }
 
     /// The tape being replayed.
@@ -94,43 +124,45 @@ impl TapeReplayer {
     /// previous reply's stream ended; an input that answers a parked reply
     /// is sent to the reply that parked in this run. Returns the report.
     pub async fn run(&self, target: &dyn PipelineProtocol) -> ReplayReport {
-        let mut parked: Option<String> = None;
-        let inputs: Vec<(Vec<Msg>, Option<AgentEvent>)> = self
-            .tape
-            .inputs()
-            .map(|(messages, event)| (messages.to_vec(), event.cloned()))
-            .collect();
-        for (n, (messages, event)) in inputs.into_iter().enumerate() {
-            let input = match event {
-                Some(event) => match resumed(&event, parked.as_deref()) {
-                    Some(input) => input,
-                    None => {
-                        self.diverged(Some(Divergence {
-                            step: Step::Input(n),
-                            expected: Some(json!("an answer to a parked reply")),
-                            actual: Some(json!("no reply is parked")),
-                        }));
-                        break;
-                    }
-                },
-                None if messages.is_empty() => ReplyInput::Continue,
-                None => ReplyInput::Msgs(messages),
-            };
-            let mut events = target.reply_stream(input, CancellationToken::new());
-            parked = None;
-            while let Some(event) = events.next().await {
-                match &event {
-                    AgentEvent::RequireUserConfirm(e) => parked = Some(e.reply_id.clone()),
-                    AgentEvent::RequireExternalExecution(e) => parked = Some(e.reply_id.clone()),
-                    _ => {}
-                }
-            }
-        }
+        let stopped = send_inputs(&self.tape, target).await;
+        self.diverged(stopped);
         self.report()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The first divergence so far, if any.
+    #[must_use]
+    pub fn divergence(&self) -> Option<Divergence> {
+        self.lock().divergence.clone()
+    }
+
+    /// A divergence at `step` when this run's `actual` (its text put back
+    /// as placeholders) differs from the recorded `expected`.
+    fn check<T: serde::Serialize>(&self, step: Step, expected: Option<&T>, actual: &T) {
+        let expected = expected.and_then(|v| serde_json::to_value(v).ok());
+        let actual = serde_json::to_value(actual)
+            .ok()
+            .map(|v| aliased(v, &self.aliases));
+        self.diverged(Divergence::check(step, expected.as_ref(), actual.as_ref()));
+    }
+
+    /// A recorded value with this run's text in place of its placeholders.
+    fn localised<T: serde::Serialize + serde::de::DeserializeOwned>(&self, value: T) -> T {
+        if self.aliases.is_empty() {
+            return value;
+        }
+        let back: Vec<(String, String)> = self
+            .aliases
+            .iter()
+            .map(|(a, b)| (b.clone(), a.clone()))
+            .collect();
+        match serde_json::to_value(&value) {
+            Ok(v) => serde_json::from_value(aliased(v, &back)).unwrap_or(value),
+            Err(_) => value,
+        }
     }
 
     /// Keeps `divergence` when it is the first.
@@ -144,6 +176,18 @@ impl TapeReplayer {
 
 impl Middleware for TapeReplayer {
     fn on_reply(&self, call: ReplyCall, next: ReplyNext) -> EventStream {
+        let reply = {
+            let mut state = self.lock();
+            state.replies += 1;
+            state.replies - 1
+        };
+        let recorded = self
+            .tape
+            .entries
+            .iter()
+            .filter(|e| matches!(e, TapeEntry::Input { .. }))
+            .nth(reply);
+        self.check(Step::Input(reply), recorded, &input_entry(&call.input));
         let replayer = self.clone();
         Box::pin(next.run(call).map(move |event| {
             let n = {
@@ -152,7 +196,7 @@ impl Middleware for TapeReplayer {
                 state.events - 1
             };
             let recorded = replayer.tape.events().nth(n);
-            replayer.diverged(Divergence::check(Step::Event(n), recorded, Some(&event)));
+            replayer.check(Step::Event(n), recorded, &event);
             event
         }))
     }
@@ -172,13 +216,12 @@ impl Middleware for TapeReplayer {
             .tape
             .request(n)
             .map(|(messages, tools)| json!({"messages": messages, "tools": tools}));
-        self.diverged(Divergence::check(
-            Step::ModelRequest(n),
-            recorded.as_ref(),
-            Some(&actual),
-        ));
+        self.check(Step::ModelRequest(n), recorded.as_ref(), &actual);
         let response = self.tape.response(n).map(|(chunks, error)| {
-            let mut items: Vec<Result<_, ModelError>> = chunks.iter().cloned().map(Ok).collect();
+            let mut items: Vec<Result<_, ModelError>> = chunks
+                .iter()
+                .map(|chunk| Ok(self.localised(chunk.clone())))
+                .collect();
             if let Some(message) = error {
                 items.push(Err(ModelError::InvalidRequest {
                     message: format!("(recorded) {message}"),
@@ -199,32 +242,30 @@ impl Middleware for TapeReplayer {
     fn on_acting<'a>(
         &'a self,
         call: ActingCall,
-        _next: ActingNext<'a>,
+        next: ActingNext<'a>,
     ) -> BoxFuture<'a, ToolStream> {
         let id = call.call.id.to_string();
         let recorded = self.tape.tool_result(&id);
         let expected = recorded.map(|(name, input, _)| json!({"name": name, "input": input}));
         let actual = json!({"name": call.call.name, "input": call.input});
-        self.diverged(Divergence::check(
-            Step::ToolCall(id.clone()),
-            expected.as_ref(),
-            Some(&actual),
-        ));
+        self.check(Step::ToolCall(id.clone()), expected.as_ref(), &actual);
+        if self.live_tools {
+            let expected = recorded.map(|(_, _, chunks)| json!({"chunks": chunks}));
+            let replayer = self.clone();
+            return Box::pin(async move {
+                let stream = next.run(call).await;
+                tapped(stream, move |chunks| {
+                    let actual = json!({"chunks": chunks});
+                    replayer.check(Step::ToolCall(id), expected.as_ref(), &actual);
+                })
+            });
+        }
         let chunks = match recorded {
-            Some((_, _, chunks)) => chunks.to_vec(),
+            Some((_, _, chunks)) => chunks.iter().map(|c| self.localised(c.clone())).collect(),
             None => vec![ToolChunk::error(format!(
                 "the tape has no result of tool call {id}"
             ))],
         };
         Box::pin(async move { futures_util::stream::iter(chunks).boxed() })
     }
-}
-
-/// The input a recorded resuming event gives, addressed to `parked`.
-fn resumed(event: &AgentEvent, parked: Option<&str>) -> Option<ReplyInput> {
-    let parked = parked?;
-    let mut value = serde_json::to_value(event).ok()?;
-    value["reply_id"] = json!(parked);
-    let event: AgentEvent = serde_json::from_value(value).ok()?;
-    ReplyInput::try_from(event).ok()
 }

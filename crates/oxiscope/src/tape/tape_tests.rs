@@ -208,3 +208,34 @@ async fn an_agent_rebuilt_from_the_tape_alone_replays_it() {
     assert_eq!(report.divergence, None);
     assert_eq!(report.model_calls, 3);
 }
+
+#[tokio::test]
+async fn a_live_run_of_the_inputs_agrees_however_it_streams_or_names_its_first_difference() {
+    let tape = recorded().await;
+    let turns = |last: &str| {
+        [
+            ScriptedTurn::text("Counting.").and_tool_call("c9", "count", r#"{"what": "sheep"}"#),
+            // Other usage, other chunks: not an outcome.
+            ScriptedTurn::text("One sheep.").with_usage(99, 9),
+            ScriptedTurn::text(last),
+        ]
+    };
+    let live = |last: &str| {
+        let model = ScriptedModel::new(turns(last)).with_chunk_chars(2);
+        let recorder = TapeRecorder::new();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let agent = agent(Arc::new(model), "You count.", &runs, recorder.clone());
+        (agent, recorder, runs)
+    };
+    let (same, recorder, runs) = live("Goodbye, sk-abcdefghijklmnopqrstu.");
+    assert_eq!(diff_live(&tape, &same, &recorder).await, None);
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the live run's tool runs");
+    // The exact comparison sees the other chunking.
+    assert!(diff(&tape, &recorder.tape()).is_some());
+
+    let (other, recorder, _) = live("See you.");
+    let divergence = diff_live(&tape, &other, &recorder).await.unwrap();
+    assert_eq!(divergence.step, Step::ModelResponse(2));
+    let actual = divergence.actual.unwrap().to_string();
+    assert!(actual.contains("See you."), "{actual}");
+}

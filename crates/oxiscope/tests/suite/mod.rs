@@ -15,6 +15,12 @@ mod chat_pty_start;
 mod chat_start;
 mod completions_cli;
 mod config_cli;
+mod eval;
+mod eval_cli;
 mod permission_check;
 mod render_snapshots;
 mod replay_cli;
+// The UI tests' WebDriver client, shared with the server's tests.
+#[allow(dead_code)]
+#[path = "../../../server/tests/suite/webdriver.rs"]
+mod webdriver;

@@ -117,3 +117,48 @@ fn a_file_that_is_no_tape_is_an_error_naming_the_line() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("line 2 of the tape"), "{out}");
 }
+
+#[test]
+fn a_live_run_against_the_model_the_environment_names_matches_or_names_its_difference() {
+    use super::chat_env::{ChatEnv, run, text};
+    use oxiscope_test_support::OpenAiScript;
+
+    let env = ChatEnv::new();
+    let tape = record(env.work().as_path());
+    // Another model: its own call ids, chunks and token counts.
+    let lookup = OpenAiScript::new()
+        .tool_call(0, "call_live_1", "lookup")
+        .tool_args(0, r#"{"word": "tape"}"#)
+        .finish("tool_calls")
+        .usage(31, 7, 0);
+    let live = || {
+        let mut cmd = env.bare(&["replay", tape.to_str().unwrap(), "--live"]);
+        cmd.env("OPENAI_API_KEY", "sk-test")
+            .env("OPENAI_BASE_URL", format!("{}/v1", env.server.base_url()));
+        let out = run(cmd);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap(), text)
+    };
+    env.answer(&lookup);
+    env.answer(&text("A tape records a run."));
+    let (code, out) = live();
+    assert_eq!((code, out.as_str()), (0, "the live run matches the tape\n"));
+
+    env.answer(&lookup);
+    env.answer(&text("A tape is sticky."));
+    let (code, out) = live();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("the runs differ at model response 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("A tape is sticky.") && out.contains("A tape records a run."),
+        "{out}"
+    );
+    assert_eq!(env.requests().len(), 4);
+}

@@ -100,6 +100,8 @@ impl Browser {
         ];
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
+            // The console's messages, for `console_errors`.
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {
                 "binary": chromium_path(&chromium),
                 "args": args,
@@ -283,6 +285,20 @@ impl Browser {
             assert!(started.elapsed() < PATIENCE, "{css:?} stays");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// The console's errors (level SEVERE: script errors, blocked loads,
+    /// policy violations) since the last call.
+    #[allow(dead_code)] // Read by the eval report's test, which includes this file.
+    pub(crate) async fn console_errors(&self) -> Vec<Value> {
+        let entries = self.post("/se/log", json!({"type": "browser"})).await;
+        entries
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["level"] == "SEVERE")
+            .cloned()
+            .collect()
     }
 
     /// Saves a screenshot as `target/ui-screenshots/<name>.png`.
