@@ -255,7 +255,6 @@ impl Run<'_> {
     ) -> Result<ChatResponse, AgentError> {
         let (choice, transient) = self.prepare_reasoning(state, choice).await?;
         self.refresh_tools(state);
-        let tools = self.tools.schemas().to_vec();
         let mut events = {
             // Hints for this request only go into a copy of the prompt.
             let with_hints = (!transient.is_empty()).then(|| {
@@ -274,7 +273,7 @@ impl Run<'_> {
                 inner: self.inner,
                 room,
                 messages: with_hints.as_deref().unwrap_or(&self.prompt[..upto]),
-                tools: &tools,
+                tools: self.tools.schemas(),
                 reply_id: self.reply_id(),
                 cancel: self.cancel.clone(),
             };

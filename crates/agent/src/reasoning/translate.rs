@@ -1,6 +1,10 @@
 //! A model's chunk stream, turned into the block events of the reply.
 
-use futures_util::stream::{self, StreamExt};
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures_util::{Stream, StreamExt};
 use oxiscope_message::{
     AgentEvent, ContentBlock, DataBlockDeltaEvent, DataBlockEndEvent, DataBlockStartEvent,
     DataSource, FinishedReason, Id, ModelCallEndEvent, Msg, TextBlockDeltaEvent, TextBlockEndEvent,
@@ -28,24 +32,64 @@ enum Open {
 /// step with [`AgentError::ReplyTooLarge`](crate::AgentError) before any of
 /// its events, and the model's stream is dropped (which stops the call).
 pub(crate) fn translate(stream: ChatStream, reply_id: String, room: Room) -> StepStream {
-    let translator = BlockTranslator {
-        reply_id,
-        open: None,
-        open_calls: Vec::new(),
-        room,
-    };
-    stream::unfold(Some((stream, translator)), |st| async move {
-        let (mut stream, mut t) = st?;
-        let mut out = Vec::new();
-        match stream.next().await {
+    Box::pin(Translate {
+        stream: Some(stream),
+        t: BlockTranslator {
+            reply_id,
+            open: None,
+            open_calls: Vec::new(),
+            room,
+        },
+        out: VecDeque::new(),
+    })
+}
+
+/// The stream [`translate`] returns: the events of each chunk go through
+/// one reused queue.
+struct Translate {
+    /// `None` once the step has ended.
+    stream: Option<ChatStream>,
+    t: BlockTranslator,
+    out: Out,
+}
+
+impl Stream for Translate {
+    type Item = StepItem;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<StepItem>> {
+        let this = &mut *self;
+        loop {
+            if let Some(item) = this.out.pop_front() {
+                return Poll::Ready(Some(item));
+            }
+            let Some(stream) = &mut this.stream else {
+                return Poll::Ready(None);
+            };
+            let next = ready!(stream.poll_next_unpin(cx));
+            if !this.t.chunk(&mut this.out, next) {
+                this.stream = None;
+            }
+        }
+    }
+}
+
+impl BlockTranslator {
+    /// Queues the events of the stream's next item; `false` once the step
+    /// has ended (its [`StepItem::End`] is queued).
+    fn chunk(
+        &mut self,
+        out: &mut Out,
+        next: Option<Result<ChatResponse, oxiscope_model::ModelError>>,
+    ) -> bool {
+        match next {
             Some(Ok(chunk)) if chunk.is_last => {
-                t.close_all(&mut out);
+                self.close_all(out);
                 let usage = chunk
                     .usage
                     .clone()
                     .unwrap_or_else(|| oxiscope_model::ChatUsage::tokens(0, 0));
                 let mut end = ModelCallEndEvent::new(
-                    t.r(),
+                    self.r(),
                     usage.input_tokens,
                     usage.output_tokens,
                     usage.cache_input_tokens,
@@ -54,49 +98,46 @@ pub(crate) fn translate(stream: ChatStream, reply_id: String, room: Room) -> Ste
                 );
                 end.metadata
                     .insert("time".to_owned(), serde_json::Value::from(usage.time));
-                let mut out: Vec<StepItem> = out.into_iter().map(StepItem::Event).collect();
-                out.push(StepItem::Event(end.into()));
-                out.push(StepItem::End(StepEnd::answered(chunk)));
-                Some((out, None))
+                push(out, end);
+                out.push_back(StepItem::End(StepEnd::answered(chunk)));
+                false
             }
             Some(Ok(chunk)) => {
-                if let Err(e) = t.room.charge(&chunk.content) {
+                if let Err(e) = self.room.charge(&chunk.content) {
                     tracing::warn!(error = %e, "cutting off the model's reply");
-                    t.close_all(&mut out);
-                    let mut out = events(out);
-                    out.push(StepItem::End(StepEnd::failed(e)));
-                    return Some((out, None));
+                    self.close_all(out);
+                    out.push_back(StepItem::End(StepEnd::failed(e)));
+                    return false;
                 }
                 for block in chunk.content {
-                    t.block(&mut out, block);
+                    self.block(out, block);
                 }
-                Some((events(out), Some((stream, t))))
+                true
             }
             Some(Err(e)) => {
-                t.close_all(&mut out);
-                let mut out = events(out);
-                out.push(StepItem::End(StepEnd::failed(e.into())));
-                Some((out, None))
+                self.close_all(out);
+                out.push_back(StepItem::End(StepEnd::failed(e.into())));
+                false
             }
             None => {
                 // A model implementation must end with a final chunk; its
                 // absence is a broken stream, not a silent success.
-                t.close_all(&mut out);
+                self.close_all(out);
                 let e = oxiscope_model::ModelError::Stream {
                     message: "the model's stream ended without its final chunk".to_owned(),
                 };
-                let mut out = events(out);
-                out.push(StepItem::End(StepEnd::failed(e.into())));
-                Some((out, None))
+                out.push_back(StepItem::End(StepEnd::failed(e.into())));
+                false
             }
         }
-    })
-    .flat_map(stream::iter)
-    .boxed()
+    }
 }
 
-fn events(out: Vec<AgentEvent>) -> Vec<StepItem> {
-    out.into_iter().map(StepItem::Event).collect()
+/// The items queued for the step's stream.
+type Out = VecDeque<StepItem>;
+
+fn push(out: &mut Out, event: impl Into<AgentEvent>) {
+    out.push_back(StepItem::Event(event.into()));
 }
 
 /// Translates a model's chunks into block events.
@@ -114,19 +155,22 @@ impl BlockTranslator {
         self.reply_id.clone()
     }
 
-    fn block(&mut self, out: &mut Vec<AgentEvent>, block: ContentBlock) {
+    fn block(&mut self, out: &mut Out, block: ContentBlock) {
         let r = self.r();
         match block {
             ContentBlock::Text(t) => {
                 self.switch_to(out, Open::Text(t.id.clone()));
                 if !t.text.is_empty() {
-                    out.push(TextBlockDeltaEvent::new(r, t.id.to_string(), t.text).into());
+                    push(out, TextBlockDeltaEvent::new(r, t.id.to_string(), t.text));
                 }
             }
             ContentBlock::Thinking(t) => {
                 self.switch_to(out, Open::Thinking(t.id.clone()));
                 if !t.thinking.is_empty() {
-                    out.push(ThinkingBlockDeltaEvent::new(r, t.id.to_string(), t.thinking).into());
+                    push(
+                        out,
+                        ThinkingBlockDeltaEvent::new(r, t.id.to_string(), t.thinking),
+                    );
                 }
             }
             ContentBlock::Data(d) => {
@@ -138,15 +182,16 @@ impl BlockTranslator {
                         d.source.media_type().to_owned(),
                         d.name.clone(),
                     );
-                    out.push(start.into());
+                    push(out, start);
                     self.open = Some(Open::Data(d.id.clone()));
                 }
                 let (media_type, data, url) = match d.source {
                     DataSource::Base64(s) => (s.media_type, Some(s.data), None),
                     DataSource::Url(s) => (s.media_type, None, Some(s.url)),
                 };
-                out.push(
-                    DataBlockDeltaEvent::new(r, d.id.to_string(), media_type, data, url).into(),
+                push(
+                    out,
+                    DataBlockDeltaEvent::new(r, d.id.to_string(), media_type, data, url),
                 );
             }
             ContentBlock::ToolCall(c) => {
@@ -154,11 +199,11 @@ impl BlockTranslator {
                 if !self.open_calls.contains(&c.id) {
                     let start =
                         ToolCallStartEvent::new(r.clone(), c.id.to_string(), c.name.clone());
-                    out.push(start.into());
+                    push(out, start);
                     self.open_calls.push(c.id.clone());
                 }
                 if !c.input.is_empty() {
-                    out.push(ToolCallDeltaEvent::new(r, c.id.to_string(), c.input).into());
+                    push(out, ToolCallDeltaEvent::new(r, c.id.to_string(), c.input));
                 }
             }
             // A model does not produce hints or tool results.
@@ -166,7 +211,7 @@ impl BlockTranslator {
         }
     }
 
-    fn switch_to(&mut self, out: &mut Vec<AgentEvent>, next: Open) {
+    fn switch_to(&mut self, out: &mut Out, next: Open) {
         if self.open.as_ref() == Some(&next) {
             return;
         }
@@ -177,25 +222,27 @@ impl BlockTranslator {
             Open::Thinking(id) => ThinkingBlockStartEvent::new(r, id.to_string()).into(),
             Open::Data(_) => return,
         };
-        out.push(start);
+        push(out, start);
         self.open = Some(next);
     }
 
-    fn close_current(&mut self, out: &mut Vec<AgentEvent>) {
-        let r = self.r();
-        let end: AgentEvent = match self.open.take() {
-            None => return,
-            Some(Open::Text(id)) => TextBlockEndEvent::new(r, id.into(), None).into(),
-            Some(Open::Thinking(id)) => ThinkingBlockEndEvent::new(r, id.into()).into(),
-            Some(Open::Data(id)) => DataBlockEndEvent::new(r, id.into()).into(),
+    fn close_current(&mut self, out: &mut Out) {
+        let Some(open) = self.open.take() else {
+            return;
         };
-        out.push(end);
+        let r = self.r();
+        let end: AgentEvent = match open {
+            Open::Text(id) => TextBlockEndEvent::new(r, id.into(), None).into(),
+            Open::Thinking(id) => ThinkingBlockEndEvent::new(r, id.into()).into(),
+            Open::Data(id) => DataBlockEndEvent::new(r, id.into()).into(),
+        };
+        push(out, end);
     }
 
-    fn close_all(&mut self, out: &mut Vec<AgentEvent>) {
+    fn close_all(&mut self, out: &mut Out) {
         self.close_current(out);
         for id in std::mem::take(&mut self.open_calls) {
-            out.push(ToolCallEndEvent::new(self.r(), id.to_string()).into());
+            push(out, ToolCallEndEvent::new(self.r(), id.to_string()));
         }
     }
 }
