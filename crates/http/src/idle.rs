@@ -39,10 +39,13 @@ pub struct IdleTimeout<S> {
     inner: S,
     after: Duration,
     /// Created at the first wait (so the wrapper can be built outside a runtime) and
-    /// reused after.
+    /// reused after. It is not moved at every item (a trip through the runtime's timer
+    /// wheel per chunk): set at an earlier wait, it may fire early, and is then moved to
+    /// `deadline`.
     sleep: Option<Pin<Box<Sleep>>>,
-    /// The sleep's deadline belongs to the current wait.
-    armed: bool,
+    /// When the current wait becomes a timeout: `after` past its start (`None` between an
+    /// item and the next wait).
+    deadline: Option<Instant>,
     done: bool,
 }
 
@@ -53,7 +56,7 @@ impl<S> IdleTimeout<S> {
             inner,
             after,
             sleep: None,
-            armed: false,
+            deadline: None,
             done: false,
         }
     }
@@ -82,7 +85,7 @@ where
             return Poll::Ready(None);
         }
         if let Poll::Ready(item) = Pin::new(&mut this.inner).poll_next(cx) {
-            this.armed = false;
+            this.deadline = None;
             return Poll::Ready(match item {
                 Some(Ok(value)) => Some(Ok(value)),
                 Some(Err(err)) => {
@@ -96,19 +99,20 @@ where
             });
         }
         let after = this.after;
+        let deadline = *this.deadline.get_or_insert_with(|| Instant::now() + after);
         let sleep = this
             .sleep
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(after)));
-        if !this.armed {
-            sleep.as_mut().reset(Instant::now() + after);
-            this.armed = true;
-        }
-        match sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => {
-                this.done = true;
-                Poll::Ready(Some(Err(Error::IdleTimeout { after })))
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        loop {
+            match sleep.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                // Set at an earlier silence: items came since.
+                Poll::Ready(()) if sleep.deadline() < deadline => sleep.as_mut().reset(deadline),
+                Poll::Ready(()) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(Error::IdleTimeout { after })));
+                }
             }
-            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -131,6 +135,24 @@ mod tests {
             .collect()
             .await;
         assert_eq!(got, [1, 2, 3]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timer_set_at_an_earlier_wait_neither_cuts_a_later_one_short_nor_stretches_it() {
+        // Each wait (3 s) is under the timeout, all of them together far over it.
+        let steady = stream::iter(0..6).then(|n| async move {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            Ok::<_, Error>(n)
+        });
+        let stalled = Box::pin(steady.chain(stream::pending()));
+        let mut stream = IdleTimeout::new(stalled, Duration::from_secs(5));
+        for n in 0..6 {
+            assert_eq!(stream.next().await.unwrap().unwrap(), n);
+        }
+        let silent_since = Instant::now();
+        let err = stream.next().await.unwrap().unwrap_err();
+        assert!(matches!(err, Error::IdleTimeout { .. }));
+        assert_eq!(silent_since.elapsed(), Duration::from_secs(5));
     }
 
     #[tokio::test(start_paused = true)]
