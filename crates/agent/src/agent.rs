@@ -113,7 +113,9 @@ pub(crate) struct Inner {
     pub(crate) model_config: ModelConfig,
     pub(crate) reply_limits: ReplyLimits,
     pub(crate) context: Arc<ContextConfig>,
-    pub(crate) context_size: u64,
+    /// The context window: the builder's, else the model's card, read on
+    /// first use (see [`Inner::context_size`]).
+    pub(crate) context_size: std::sync::OnceLock<u64>,
     pub(crate) offloader: Option<Arc<dyn Offloader>>,
     pub(crate) workdir: PathBuf,
     pub(crate) backend: Arc<dyn ExecBackend>,
@@ -173,7 +175,7 @@ impl Agent {
     /// [`DEFAULT_CONTEXT_SIZE`].
     #[must_use]
     pub fn context_size(&self) -> u64 {
-        self.inner.context_size
+        self.inner.context_size()
     }
 
     /// Compresses the context now if it is above the threshold (a no-op
@@ -504,11 +506,12 @@ impl AgentBuilder {
         if !injection.template.contains("{runtime_state}") {
             return Err(ConfigError::Template.into());
         }
+        // The model's card is read when the size is first needed: the
+        // first read of the shipped cards parses them.
         let context_size = self
             .context_size
-            .or_else(|| self.model.context_size())
-            .unwrap_or(DEFAULT_CONTEXT_SIZE)
-            .max(1);
+            .map(|n| std::sync::OnceLock::from(n.max(1)))
+            .unwrap_or_default();
         let source = match self.counter {
             Some(c) => CounterSource::Custom(c),
             None => CounterSource::Builtin(self.model.model_name().to_owned()),
@@ -545,55 +548,5 @@ impl AgentBuilder {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-    use oxiscope_test_support::ScriptedModel;
-
-    fn model() -> Arc<dyn DynChatModel> {
-        Arc::new(ScriptedModel::new([]))
-    }
-
-    #[test]
-    fn agents_built_from_one_prompt_and_the_defaults_share_them() {
-        let prompt: Arc<str> = Arc::from("You are Friday.");
-        let build = || {
-            Agent::builder("Friday", model())
-                .system_prompt(Arc::clone(&prompt))
-                .build()
-                .unwrap()
-        };
-        let (a, b) = (build(), build());
-        assert!(Arc::ptr_eq(&a.inner.system_prompt, &b.inner.system_prompt));
-        assert!(Arc::ptr_eq(&a.inner.toolkit, &b.inner.toolkit));
-        assert!(Arc::ptr_eq(&a.inner.backend, &b.inner.backend));
-        assert!(Arc::ptr_eq(&a.inner.react, &b.inner.react));
-        assert!(Arc::ptr_eq(&a.inner.context, &b.inner.context));
-        assert!(Arc::ptr_eq(&a.inner.injection, &b.inner.injection));
-        assert_eq!(&*a.inner.system_prompt, "You are Friday.");
-    }
-
-    #[test]
-    fn given_parts_are_used_instead_of_the_shared_defaults() {
-        let react = ReActConfig {
-            max_iters: 3,
-            ..ReActConfig::default()
-        };
-        let a = Agent::builder("Friday", model())
-            .system_prompt(String::from("Owned."))
-            .react_config(react.clone())
-            .workdir("/tmp")
-            .build()
-            .unwrap();
-        assert_eq!(&*a.inner.react, &react);
-        assert_eq!(&*a.inner.system_prompt, "Owned.");
-        assert_eq!(a.inner.workdir, PathBuf::from("/tmp"));
-        let plain = Agent::builder("Friday", model()).build().unwrap();
-        assert_eq!(&*plain.inner.system_prompt, "");
-        assert_eq!(
-            plain.inner.react.max_iters,
-            ReActConfig::default().max_iters
-        );
-    }
-}
+#[path = "agent_tests.rs"]
+mod tests;

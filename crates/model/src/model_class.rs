@@ -120,12 +120,15 @@ impl ModelClass {
     /// prefix is ignored), or `None` for a model without a card.
     #[must_use]
     pub fn context_size_of(self, model: &str) -> Option<u64> {
-        let cards = crate::card::shipped_cards(self).ok()?;
         let bare = model.rsplit('/').next().unwrap_or(model);
-        cards
-            .iter()
-            .find(|c| c.name == model || c.name == bare)
-            .map(|c| c.context_size.get())
+        crate::card::with_shipped_cards(self, |cards| {
+            cards
+                .iter()
+                .find(|c| c.name == model || c.name == bare)
+                .map(|c| c.context_size.get())
+        })
+        .ok()
+        .flatten()
     }
 }
 

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use compress::{CompressNext, CompressOutcome, CompressRequest};
 
-use crate::agent::Inner;
+use crate::agent::{DEFAULT_CONTEXT_SIZE, Inner};
 use crate::error::ContextError;
 use crate::middleware::ThroughMiddleware;
 use crate::state::AgentState;
@@ -87,7 +87,7 @@ pub(crate) async fn run_compression<'a>(
         models,
         offloader: inner.offloader.as_deref(),
         session_id,
-        context_size: inner.context_size,
+        context_size: inner.context_size(),
         exact_above: inner.buffer_start(),
         cancel,
     };
@@ -131,15 +131,26 @@ impl Inner {
         tools
     }
 
+    /// The context window compression works against: the builder's, else
+    /// the model's card, else [`DEFAULT_CONTEXT_SIZE`].
+    pub(crate) fn context_size(&self) -> u64 {
+        *self.context_size.get_or_init(|| {
+            self.model
+                .context_size()
+                .unwrap_or(DEFAULT_CONTEXT_SIZE)
+                .max(1)
+        })
+    }
+
     /// The compression threshold in tokens.
     pub(crate) fn threshold(&self) -> usize {
-        (self.context.trigger_ratio * self.context_size as f64) as usize
+        (self.context.trigger_ratio * self.context_size() as f64) as usize
     }
 
     /// Where the buffer before the threshold starts, in tokens.
     pub(crate) fn buffer_start(&self) -> usize {
         let ratio = (self.context.trigger_ratio - self.context.context_buffer_ratio).max(0.0);
-        (ratio * self.context_size as f64) as usize
+        (ratio * self.context_size() as f64) as usize
     }
 }
 

@@ -40,7 +40,7 @@ impl Agent {
                 model_config: me.model_config.clone(),
                 reply_limits: me.reply_limits,
                 context: Arc::clone(&me.context),
-                context_size: me.context_size,
+                context_size: me.context_size.clone(),
                 offloader: me.offloader.clone(),
                 workdir: me.workdir.clone(),
                 backend: Arc::clone(&me.backend),

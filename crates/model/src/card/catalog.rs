@@ -63,6 +63,15 @@ fn load(class: ModelClass, origin: &str, yaml: &str) -> Result<Vec<ModelCard>> {
 
 /// The shipped cards of `class`, sorted by name; parsed on first use.
 pub(crate) fn shipped_cards(class: ModelClass) -> Result<Vec<ModelCard>> {
+    with_shipped_cards(class, <[ModelCard]>::to_vec)
+}
+
+/// Calls `f` with the shipped cards of `class`, parsed once per process and
+/// not copied.
+pub(crate) fn with_shipped_cards<R>(
+    class: ModelClass,
+    f: impl FnOnce(&[ModelCard]) -> R,
+) -> Result<R> {
     static CACHE: [OnceLock<Result<Vec<ModelCard>>>; ModelClass::ALL.len()] =
         [const { OnceLock::new() }; ModelClass::ALL.len()];
     let parse = || {
@@ -72,8 +81,11 @@ pub(crate) fn shipped_cards(class: ModelClass) -> Result<Vec<ModelCard>> {
     // `ALL` lists the classes in declaration order, so the discriminant is
     // the slot; a class missing from `ALL` is parsed on every call instead.
     match CACHE.get(class as usize) {
-        Some(slot) => slot.get_or_init(parse).clone(),
-        None => parse(),
+        Some(slot) => match slot.get_or_init(parse) {
+            Ok(cards) => Ok(f(cards)),
+            Err(e) => Err(e.clone()),
+        },
+        None => parse().map(|cards| f(&cards)),
     }
 }
 

@@ -7,7 +7,7 @@ mod merge;
 mod model_card;
 mod spec;
 
-pub(crate) use catalog::shipped_cards;
+pub(crate) use catalog::{shipped_cards, with_shipped_cards};
 pub use merge::{
     AUDIO_PARAMETERS, THINKING_OUTPUT_TYPE, THINKING_PARAMETERS, merge_parameter_schema,
 };
