@@ -1,6 +1,12 @@
 //! What a tape costs: the 20-round reply recorded on a tape next to the
 //! same reply unrecorded, and the replay of that tape (no model, no tool)
 //! next to the original run; samples alternate.
+//!
+//! First figures (2026-12-02, one release run, 2 cores under a load of
+//! about 11; medians): recorded 6.42 ms wall / 5.40 ms CPU against 11.42 /
+//! 5.64 unrecorded (0.96x CPU; the wall figures are noise at that load);
+//! the replay 9.70 ms wall / 7.27 ms CPU (0.85x wall, 1.29x CPU: it
+//! compares every step as JSON where the run parsed HTTP).
 
 use std::sync::Arc;
 
