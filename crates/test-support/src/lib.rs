@@ -34,6 +34,7 @@ mod script;
 mod scripted;
 pub mod servers;
 mod skip;
+pub mod telegram;
 
 pub use fake_server::{FakeServer, RecordedRequest};
 pub use leak::{PROC_SWEEP, host_env_pairs, leaked_env_pair};
