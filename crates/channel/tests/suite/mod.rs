@@ -1,0 +1,3 @@
+mod records;
+mod telegram;
+mod world;
