@@ -4,15 +4,14 @@
 
 use std::sync::Arc;
 
-use oxiscope_agent::{Agent, AgentState, ContextConfig, ReActConfig};
+use oxiscope_agent::{Agent, AgentState};
 use oxiscope_model::DynChatModel;
 use oxiscope_providers::{Endpoints, MediaPolicy, ModelConfig, RemoteMedia, chat_model_with};
 use oxiscope_storage::{AgentRecord, SessionRecord};
-use serde_json::Value;
 
 use crate::Engine;
-use crate::api::ChatModelConfig;
 use crate::error::{SessionError, SessionResult};
+use crate::spec::{AgentSpec, ModelSlot, SessionSpec};
 
 /// What the session's models may read and call: media files from the
 /// session's workspace only; downloads from public addresses only, and
@@ -58,13 +57,14 @@ pub async fn build_agent(
     trace: Option<oxiscope_agent::otel::SpanContext>,
 ) -> SessionResult<(Agent, Arc<dyn DynChatModel>)> {
     let media = session_media_policy(state, session)?;
-    let model = session_model(state, session, "chat_model_config", &media)
+    let spec = SessionSpec::of(session);
+    let model = session_model(state, session, &spec, ModelSlot::Chat, &media)
         .await?
         .ok_or_else(|| {
             SessionError::Invalid("The session has no chat model configured.".to_owned())
         })?;
     // Tried when the first model fails, as in the library.
-    let fallback = session_model(state, session, "fallback_chat_model_config", &media).await?;
+    let fallback = session_model(state, session, &spec, ModelSlot::Fallback, &media).await?;
     let mut agent_state = agent_state;
     let policy = &state.config().policy;
     let mode = agent_state.permission_context.mode;
@@ -75,27 +75,10 @@ pub async fn build_agent(
     // What the session's model sets up (schedules) gets no more trust.
     let creator_mode = agent_state.permission_context.mode;
 
-    let data = &agent.data;
-    let name = data
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("Assistant");
-    let prompt = data
-        .get("system_prompt")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let react: ReActConfig = data
-        .pointer("/chat_config/react_config")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
-    // A stored context config that does not parse falls back to the
-    // defaults; one that parses but cannot work is refused.
-    let context: ContextConfig = data
-        .pointer("/chat_config/context_config")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
+    // A stored loop or context config that does not parse reads as the
+    // defaults; one that parses but cannot work is refused below.
+    let agent_spec = AgentSpec::of(agent);
+    let name = agent_spec.name_or("Assistant");
     // Tools, MCP servers, skills and offloading come from the session's
     // workspace (a sandbox unless the operator chose otherwise).
     let workspace = super::sessions::workspace_of(state, session)
@@ -103,19 +86,14 @@ pub async fn build_agent(
         .map_err(workspace_error)?;
     let mut builder = Agent::builder(name, Arc::clone(&model))
         .reply_limits(state.config().reply_limits)
-        .react_config(react)
-        .context_config(context)
+        .react_config(agent_spec.react.clone())
+        .context_config(agent_spec.context.clone())
         .state(agent_state);
     if let Some(fallback) = fallback {
         builder = builder.fallback_model(fallback);
     }
     // The session's working directory, inside its workspace.
-    let cwd = session
-        .config
-        .get("cwd")
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
-        .map(std::path::PathBuf::from);
+    let cwd = spec.cwd().map(std::path::PathBuf::from);
     if let Some(cwd) = &cwd {
         let dir = workspace.workdir().join(cwd);
         let is_dir = workspace
@@ -156,7 +134,7 @@ pub async fn build_agent(
         workspace,
         &session.agent_id,
         &session.id,
-        prompt,
+        &agent_spec.system_prompt,
         cwd.as_deref(),
     )
     .await
@@ -165,7 +143,7 @@ pub async fn build_agent(
         tracing::warn!(session = %session.id, %server, "MCP server unavailable: {error}");
     }
     // Knowledge bases attached to the session: search as a tool or a hint.
-    let builder = match super::knowledge::session_middleware(state, session).await? {
+    let builder = match super::knowledge::session_middleware(state, session, &spec).await? {
         Some(rag) => builder.middleware(rag),
         None => builder,
     };
@@ -175,6 +153,7 @@ pub async fn build_agent(
     let builder = builder.middleware(super::schedule_tools::schedule_tools(
         state,
         session,
+        spec.model(ModelSlot::Chat).ok().cloned(),
         creator_mode,
     ));
     // The team tools, by the session's role in a team (if any).
@@ -183,6 +162,7 @@ pub async fn build_agent(
         Some(exporter) => builder.middleware(crate::otel::session_tracing(
             Arc::clone(exporter),
             session,
+            spec.provider(),
             name,
             model.model_name(),
             trace,
@@ -208,26 +188,22 @@ pub async fn build_agent(
     Ok((agent, model))
 }
 
-/// The model the session's config `field` names (`None` when unset),
-/// reusing one already built for the same credential, config and media
-/// policy.
+/// The model in the session's `slot` (`None` when unset), reusing one
+/// already built for the same credential, config and media policy.
 ///
 /// # Errors
 /// 400 for an unusable config, 404 when its credential is gone.
 async fn session_model(
     state: &Engine,
     session: &SessionRecord,
-    field: &str,
+    spec: &SessionSpec,
+    slot: ModelSlot,
     media: &MediaPolicy,
 ) -> SessionResult<Option<Arc<dyn DynChatModel>>> {
-    let Some(config) = session
-        .config
-        .get(field)
-        .filter(|v| !v.is_null())
-        .cloned()
-        .map(serde_json::from_value::<ChatModelConfig>)
-        .transpose()
-        .map_err(|e| SessionError::Invalid(format!("The session's {field}: {e}")))?
+    let Some(config) = spec
+        .model(slot)
+        .get()
+        .map_err(|e| SessionError::Invalid(format!("The session's {}: {e}", slot.key())))?
     else {
         return Ok(None);
     };
@@ -238,10 +214,10 @@ async fn session_model(
         .ok_or_else(|| {
             SessionError::NotFound(format!("Credential {} not found", config.credential_id))
         })?;
-    let key = super::models::key(&record, &config, media);
+    let key = super::models::key(&record, config, media);
     let model = state.models().get_or_build(key, || {
         let credential = state.unseal_credential(&record)?;
-        chat_model_with(&credential, &ModelConfig::from(&config), media)
+        chat_model_with(&credential, &ModelConfig::from(config), media)
             .map_err(|e| SessionError::Invalid(format!("Cannot build the chat model: {e}")))
     })?;
     Ok(Some(model))

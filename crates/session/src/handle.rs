@@ -120,6 +120,10 @@ impl Sessions {
         load_session(&self.engine, at.owner, at.session_id, at.agent_id).await
     }
 
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     async fn agent(&self, at: SessionKey<'_>) -> SessionResult<AgentRecord> {
         self.engine
             .storage()

@@ -44,7 +44,7 @@ use oxiscope_rag::{
 use oxiscope_storage::KnowledgeBaseRecord;
 use tokio::sync::{OnceCell, Semaphore};
 
-pub use attach::session_middleware;
+pub use attach::{SessionKnowledgeConfig, session_middleware};
 pub use bases::{create_base, delete_base, find_base, list_bases, search, update_base};
 pub use catalogue::{chunkers, content_types, embedding_models, middleware_schema};
 pub use documents::{

@@ -9,6 +9,11 @@
 //! - sessions and their runs: the inbox, the run loop and its commit,
 //!   leases and takeover of runs whose runner died, the tool journal,
 //!   deferred hints, background tool calls, naming, usage and quotas;
+//! - sessions' lifecycle: [`Sessions::create`], [`Sessions::update`],
+//!   [`Sessions::list`], [`Sessions::delete`], [`Sessions::messages`];
+//! - typed views of the stored records ([`spec`]: `AgentSpec`,
+//!   `SessionSpec`, `ScheduleSpec`), parsed once when read and keeping
+//!   what they do not know for the wire;
 //! - the agent recipe: a stored agent and session become an agent with
 //!   its model, workspace tools, knowledge and memory;
 //! - schedules and their scheduler, agent teams, the MCP and skill hubs
@@ -36,6 +41,7 @@ pub mod journal;
 pub mod knowledge;
 pub mod lease;
 pub mod library;
+mod lifecycle;
 pub mod metrics;
 pub mod models;
 pub mod naming;
@@ -51,6 +57,7 @@ pub mod schedule_tools;
 pub mod scheduler;
 mod sealing;
 pub mod sessions;
+pub mod spec;
 pub mod takeover;
 pub mod team;
 #[cfg(test)]
@@ -67,6 +74,7 @@ pub use error::{Result, SessionError, missing_field, shape_error};
 pub use handle::{SessionKey, Sessions};
 pub use hub::{HubError, HubSource};
 pub use input::{ChatInput, check_media, parse_input};
+pub use lifecycle::{MAX_PAGE, Page};
 pub use naming::{SessionTitles, default_name};
 pub use policy::{QuotaWindow, TenantPolicy, mode_within, schedule_mode_within};
 pub use pyjson::to_python_json;

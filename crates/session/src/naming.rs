@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use oxiscope_agent::AgentState;
 use oxiscope_message::{AgentEvent, ContentBlock, CustomEvent, Msg, Role};
 use oxiscope_model::{ChatRequest, DynChatModel};
-use serde_json::{Map, Value};
+use serde_json::Map;
 use tokio_util::sync::CancellationToken;
 
 use crate::Engine;
@@ -53,14 +53,6 @@ pub struct Namer {
     pub user_id: String,
     /// The model that proposes titles.
     pub model: Arc<dyn DynChatModel>,
-}
-
-/// Whether the session's name is still the server's to set.
-pub fn is_auto(config: &Value) -> bool {
-    config
-        .pointer("/naming/auto")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
 }
 
 /// The text of the conversation's opening user message, if it has any.
@@ -257,7 +249,6 @@ fn clean(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
 
@@ -325,12 +316,5 @@ mod tests {
             chrono::NaiveDateTime::parse_from_str(&name, "%Y-%m-%d %H:%M:%S").is_ok(),
             "{name}"
         );
-    }
-
-    #[test]
-    fn naming_is_automatic_only_when_the_config_says_so() {
-        assert!(is_auto(&json!({"naming": {"auto": true}})));
-        assert!(!is_auto(&json!({"naming": {"auto": false}})));
-        assert!(!is_auto(&json!({"name": "x"})));
     }
 }

@@ -324,15 +324,11 @@ impl Shared {
 pub fn session_tracing(
     exporter: Arc<dyn SpanExporter>,
     session: &oxiscope_storage::SessionRecord,
+    provider: Option<&str>,
     agent_name: &str,
     model_name: &str,
     parent: Option<SpanContext>,
 ) -> TracingMiddleware {
-    let provider = session
-        .config
-        .pointer("/chat_model_config/type")
-        .and_then(serde_json::Value::as_str)
-        .map(|t| t.trim_end_matches("_credential").to_owned());
     let mut middleware = TracingMiddleware::new(exporter)
         .with_agent_name(agent_name)
         .with_model(model_name)

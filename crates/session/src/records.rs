@@ -1,25 +1,18 @@
 //! Views of stored records in the service's wire shapes.
 
 use oxiscope_storage::AgentRecord;
-use serde_json::{Map, Value};
 
 use crate::api::AgentView;
+use crate::spec::AgentSpec;
 
-/// Where a stored agent's data keeps who made it, when not the user
-/// (`"team"`: a worker a team leader created); the view shows it as
-/// `source`, not in `data`.
-pub const SOURCE_KEY: &str = "source";
+pub use crate::spec::SOURCE_KEY;
 
-/// The API view of a stored agent.
+/// The API view of a stored agent: who made it (`source`) is shown beside
+/// its data, not in it.
 pub fn view(record: AgentRecord) -> AgentView {
-    let mut data = match record.data {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    let source = match data.remove(SOURCE_KEY) {
-        Some(Value::String(source)) => source,
-        _ => "user".to_owned(),
-    };
+    let spec = AgentSpec::of(&record);
+    let source = spec.source.clone().unwrap_or_else(|| "user".to_owned());
+    let data = spec.into_wire_data();
     AgentView {
         id: record.id,
         updated_at: record.updated_at,

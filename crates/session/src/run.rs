@@ -286,10 +286,12 @@ struct Runner {
 
 impl Runner {
     fn new(session: &SessionRecord, (agent, model): (Agent, Arc<dyn DynChatModel>)) -> Self {
-        let namer = naming::is_auto(&session.config).then(|| Namer {
-            user_id: session.user_id.clone(),
-            model,
-        });
+        let namer = crate::spec::SessionSpec::of(session)
+            .naming_auto()
+            .then(|| Namer {
+                user_id: session.user_id.clone(),
+                model,
+            });
         Self {
             agent,
             namer,

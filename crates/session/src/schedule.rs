@@ -14,12 +14,13 @@ use croner::Cron;
 use croner::parser::{CronParser, Seconds};
 use oxiscope_permission::PermissionMode;
 use oxiscope_storage::{ScheduleRecord, SessionRecord, new_id, now};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{forget_session, lease};
 use crate::Engine;
 use crate::api::{CreateScheduleRequest, ScheduleView, UpdateScheduleRequest};
 use crate::error::{SessionError, SessionResult};
+use crate::spec::ScheduleSpec;
 
 /// Document fields the scheduler keeps; answers leave them out.
 const HIDDEN: [&str; 4] = ["agent_id", "armed_at", "last_fired_at", "session_id"];
@@ -121,18 +122,6 @@ impl Spec {
     }
 }
 
-/// A string field of a schedule document.
-pub fn field<'a>(data: &'a Value, key: &str) -> Option<&'a str> {
-    data.get(key).and_then(Value::as_str)
-}
-
-/// A time the scheduler stored (RFC 3339).
-pub fn instant(data: &Value, key: &str) -> Option<DateTime<Utc>> {
-    field(data, key)
-        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-        .map(|d| d.with_timezone(&Utc))
-}
-
 /// The `next_check_at` of a schedule document: the first time it may be
 /// due ([`crate::scheduler::due`]), never later. That is its
 /// first occurrence after both its arming and its last fire, and not
@@ -152,17 +141,20 @@ pub fn next_check_after(data: &Value, now: DateTime<Utc>) -> Option<String> {
 
 fn next_check_from(data: &Value, not_before: Option<DateTime<Utc>>) -> Option<String> {
     const NEVER: &str = "9999-12-31T23:59:59.999999Z";
-    if data.get("enabled").and_then(Value::as_bool) == Some(false) {
+    let schedule = ScheduleSpec::parse(data);
+    if schedule.disabled() {
         return Some(NEVER.to_owned());
     }
-    let Ok(spec) = spec_of(data) else {
+    let Ok(spec) = schedule.rule() else {
         return Some(NEVER.to_owned());
     };
     // An occurrence at the window's opening counts: start just before it.
-    let opening = instant(data, "started_at").map(|t| t - chrono::Duration::seconds(1));
+    let opening = schedule
+        .started_at
+        .map(|t| t - chrono::Duration::seconds(1));
     let from = [
-        instant(data, "armed_at"),
-        instant(data, "last_fired_at"),
+        schedule.armed_at,
+        schedule.last_fired_at,
         opening,
         not_before,
     ]
@@ -170,7 +162,7 @@ fn next_check_from(data: &Value, not_before: Option<DateTime<Utc>>) -> Option<St
     .flatten()
     .max()?;
     Some(match spec.next_after(from) {
-        Some(next) if instant(data, "ended_at").is_none_or(|end| next <= end) => {
+        Some(next) if schedule.ended_at.is_none_or(|end| next <= end) => {
             oxiscope_storage::check_time(next)
         }
         _ => NEVER.to_owned(),
@@ -182,18 +174,13 @@ fn next_check_from(data: &Value, not_before: Option<DateTime<Utc>>) -> Option<St
 /// # Errors
 /// A 422 when the stored rule no longer parses.
 pub fn spec_of(data: &Value) -> SessionResult<Spec> {
-    Spec::parse(
-        field(data, "cron_expression").unwrap_or_default(),
-        field(data, "timezone").unwrap_or("UTC"),
-    )
+    ScheduleSpec::parse(data).rule()
 }
 
 /// The schedule as the API shows it.
 pub fn view(record: &ScheduleRecord) -> ScheduleView {
     let mut data = record.data.as_object().cloned().unwrap_or_default();
-    let agent_id = field(&record.data, "agent_id")
-        .unwrap_or_default()
-        .to_owned();
+    let agent_id = ScheduleSpec::parse(&record.data).agent_id;
     for key in HIDDEN {
         data.remove(key);
     }
@@ -374,13 +361,12 @@ pub async fn update(
         set("stateful", body.stateful.map(Value::from));
         if let Some(mode) = body.permission_mode {
             state.config().policy.check_mode(mode)?;
-            let mode = mode_value(mode)?;
             // A stateful schedule's session keeps the mode it was opened
             // with: a new mode takes a new session, from the next fire.
-            if data.get("permission_mode") != Some(&mode) {
-                data.remove("session_id");
+            if ScheduleSpec::parse(&record.data).permission_mode != Some(mode) {
+                ScheduleSpec::unbind_session(&mut data);
             }
-            data.insert("permission_mode".into(), mode);
+            data.insert("permission_mode".into(), mode_value(mode)?);
         }
         if rearm {
             data.insert("armed_at".into(), at.to_rfc3339().into());
@@ -476,18 +462,13 @@ pub async fn sessions_of(
     state: &Engine,
     record: &ScheduleRecord,
 ) -> SessionResult<Vec<SessionRecord>> {
-    let agent_id = field(&record.data, "agent_id").unwrap_or_default();
+    let agent_id = ScheduleSpec::parse(&record.data).agent_id;
     let mut sessions: Vec<SessionRecord> = state
         .storage()
-        .list_sessions(&record.user_id, agent_id)
+        .list_sessions(&record.user_id, &agent_id)
         .await?
         .into_iter()
-        .filter(|s| {
-            s.config
-                .pointer("/origin/schedule_id")
-                .and_then(Value::as_str)
-                == Some(record.id.as_str())
-        })
+        .filter(|s| crate::spec::SessionSpec::of(s).schedule_id() == Some(record.id.as_str()))
         .collect();
     sessions.sort_by(|a, b| b.created_at.cmp(&a.created_at));
     Ok(sessions)
@@ -510,12 +491,4 @@ pub async fn delete(state: &Engine, user: &str, id: &str) -> SessionResult<()> {
         forget_session(state, &session.id).await?;
     }
     Ok(())
-}
-
-/// The `origin` a schedule's sessions carry in their config.
-pub fn origin(schedule_id: &str) -> Map<String, Value> {
-    let mut origin = Map::new();
-    origin.insert("type".into(), "schedule".into());
-    origin.insert("schedule_id".into(), schedule_id.into());
-    origin
 }

@@ -20,10 +20,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::schedule::{self, Provenance, Spec, field, view};
+use super::schedule::{self, Provenance, Spec, view};
 use crate::Engine;
 use crate::api::{ChatModelConfig, CreateScheduleRequest};
 use crate::error::SessionError;
+use crate::spec::ScheduleSpec;
 
 /// Who calls: the session an agent runs in.
 #[derive(Debug)]
@@ -105,6 +106,7 @@ struct DeleteArgs {
 pub fn schedule_tools(
     state: &Engine,
     session: &SessionRecord,
+    model: Option<ChatModelConfig>,
     mode: PermissionMode,
 ) -> ScheduleToolsMiddleware {
     let caller = Arc::new(Caller {
@@ -112,11 +114,7 @@ pub fn schedule_tools(
         user_id: session.user_id.clone(),
         agent_id: session.agent_id.clone(),
         session_id: session.id.clone(),
-        model: session
-            .config
-            .get("chat_model_config")
-            .cloned()
-            .and_then(|v| serde_json::from_value(v).ok()),
+        model,
         mode,
     });
     // Always allowed, as in AgentScope: they act for the session's own
@@ -318,40 +316,37 @@ async fn list(caller: &Caller) -> Result<String, SessionError> {
 /// provenance.
 fn describe(record: &ScheduleRecord, full: bool) -> String {
     let shown = view(record);
-    let data = &record.data;
-    let get = |key: &str| field(data, key).unwrap_or_default();
-    let flag = |key: &str| data.get(key).and_then(Value::as_bool).unwrap_or(false);
-    let next = Spec::parse(get("cron_expression"), get("timezone"))
+    let s = ScheduleSpec::parse(&record.data);
+    let get = |v: &Option<String>| v.clone().unwrap_or_default();
+    let next = Spec::parse(&s.cron_expression, &s.timezone)
         .ok()
         .and_then(|s| s.next_after(Utc::now()))
         .map_or_else(|| "never".to_owned(), |t| t.to_rfc3339());
-    let next = if flag("enabled") {
+    let next = if s.enabled == Some(true) {
         next
     } else {
         "(disabled)".to_owned()
     };
     let mut out = format!(
         "- {} (id {})\n  cron: {} (time zone {})\n  next run: {next}\n  enabled: {}, stateful: {}, agent: {}\n",
-        get("name"),
+        get(&s.name),
         shown.id,
-        get("cron_expression"),
-        get("timezone"),
-        flag("enabled"),
-        flag("stateful"),
+        s.cron_expression,
+        s.timezone,
+        s.enabled == Some(true),
+        s.stateful,
         shown.agent_id,
     );
     if full {
-        let ended = data
-            .get("ended_at")
-            .and_then(Value::as_str)
-            .unwrap_or("(never)");
-        let source_session = get("source_session_id");
+        let ended = s.ended_at_text.as_deref().unwrap_or("(never)");
+        let source_session = get(&s.source_session_id);
+        let description = get(&s.description);
         out.push_str(&format!(
             "  description: {}\n  started at: {}\n  ended at: {ended}\n  permission mode: {}\n  source: {}{}\n  created at: {}, updated at: {}\n",
-            if get("description").is_empty() { "(none)" } else { get("description") },
-            get("started_at"),
-            get("permission_mode"),
-            get("source"),
+            if description.is_empty() { "(none)" } else { &description },
+            get(&s.started_at_text),
+            get(&s.permission_mode_text),
+            get(&s.source),
             if source_session.is_empty() { String::new() } else { format!(" (session {source_session})") },
             shown.created_at,
             shown.updated_at,

@@ -34,14 +34,15 @@ use chrono::{DateTime, Utc};
 use oxiscope_agent::AgentState;
 use oxiscope_permission::PermissionMode;
 use oxiscope_storage::{AgentRecord, ScheduleRecord, SessionRecord, new_id, now};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::schedule::{edit_locked, field, instant, next_check_after, origin, recheck, spec_of};
+use super::schedule::{edit_locked, next_check_after, recheck};
 use super::{check_quota, queue};
 use crate::Engine;
 use crate::error::{SessionError, SessionResult};
 use crate::inbox::{Origin, Queued};
+use crate::spec::{ModelSlot, ScheduleSpec, SessionSpec, schedule_origin};
 
 /// How often the scheduler looks for due schedules.
 pub const SCHEDULER_TICK: Duration = Duration::from_millis(500);
@@ -114,16 +115,17 @@ pub fn spawn_scheduler_with(
 /// `ended_at`, when they are RFC 3339 instants; an API-made schedule's
 /// `started_at` is a display time and its arming bounds it instead).
 pub fn due(data: &Value, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    if data.get("enabled").and_then(Value::as_bool) == Some(false) {
+    let schedule = ScheduleSpec::parse(data);
+    if schedule.disabled() {
         return None;
     }
-    let occurrence = spec_of(data).ok()?.latest_until(now)?;
-    if instant(data, "started_at").is_some_and(|start| occurrence < start)
-        || instant(data, "ended_at").is_some_and(|end| occurrence > end)
+    let occurrence = schedule.rule().ok()?.latest_until(now)?;
+    if schedule.started_at.is_some_and(|start| occurrence < start)
+        || schedule.ended_at.is_some_and(|end| occurrence > end)
     {
         return None;
     }
-    let floor = [instant(data, "armed_at"), instant(data, "last_fired_at")]
+    let floor = [schedule.armed_at, schedule.last_fired_at]
         .into_iter()
         .flatten()
         .max();
@@ -208,9 +210,7 @@ pub async fn claim(
         if due(&fresh.data, at) != Some(at) {
             return Ok(false);
         }
-        if let Value::Object(map) = &mut fresh.data {
-            map.insert("last_fired_at".into(), at.to_rfc3339().into());
-        }
+        ScheduleSpec::mark_fired(&mut fresh.data, at);
         Ok(true)
     })
     .await
@@ -220,17 +220,16 @@ pub async fn claim(
 /// session (opened now unless a stateful schedule has one).
 async fn fire(state: &Engine, record: ScheduleRecord, at: DateTime<Utc>) -> SessionResult<()> {
     let user = record.user_id.clone();
-    let agent_id = field(&record.data, "agent_id")
-        .unwrap_or_default()
-        .to_owned();
+    let schedule = ScheduleSpec::parse(&record.data);
+    let agent_id = &schedule.agent_id;
     let storage = state.storage();
     let agent = storage
-        .get_agent(&user, &agent_id)
+        .get_agent(&user, agent_id)
         .await?
         .ok_or_else(|| SessionError::NotFound(format!("Agent {agent_id} not found")))?;
     check_quota(state, &user).await?;
-    let stateful = record.data.get("stateful").and_then(Value::as_bool) == Some(true);
-    let existing = match field(&record.data, "session_id").filter(|_| stateful) {
+    let stateful = schedule.stateful;
+    let existing = match schedule.session_id.as_deref().filter(|_| stateful) {
         Some(id) => storage.get_session(&user, id).await?,
         None => None,
     };
@@ -243,9 +242,7 @@ async fn fire(state: &Engine, record: ScheduleRecord, at: DateTime<Utc>) -> Sess
             if stateful {
                 let session_id = session.id.clone();
                 edit_locked(state, &user, &record.id, true, |fresh| {
-                    if let Value::Object(map) = &mut fresh.data {
-                        map.insert("session_id".into(), session_id.into());
-                    }
+                    ScheduleSpec::bind_session(&mut fresh.data, &session_id);
                     Ok(true)
                 })
                 .await?;
@@ -272,33 +269,14 @@ fn new_session(
     agent: &AgentRecord,
 ) -> SessionResult<SessionRecord> {
     let id = new_id();
-    let data = &record.data;
-    let name = field(data, "name").unwrap_or("schedule");
-    let mut config = Map::new();
-    config.insert("workspace_id".into(), id.clone().into());
-    config.insert("name".into(), name.into());
-    config.insert("naming".into(), json!({"auto": false}));
-    config.insert("cwd".into(), Value::Null);
-    config.insert(
-        "chat_model_config".into(),
-        data.get("chat_model_config")
-            .cloned()
-            .unwrap_or(Value::Null),
-    );
-    for key in [
-        "fallback_chat_model_config",
-        "tts_model_config",
-        "realtime_model_config",
-        "knowledge_config",
-    ] {
-        config.insert(key.into(), Value::Null);
+    let schedule = ScheduleSpec::parse(&record.data);
+    let name = schedule.name.as_deref().unwrap_or("schedule");
+    let mut config = SessionSpec::new(&id, Some(name.to_owned()), String::new);
+    if let Some(model) = schedule.chat_model_value() {
+        config.set_model_value(ModelSlot::Chat, model.clone());
     }
-    config.insert("origin".into(), Value::Object(origin(&record.id)));
-    let mode = data
-        .get("permission_mode")
-        .cloned()
-        .and_then(|m| serde_json::from_value::<PermissionMode>(m).ok())
-        .unwrap_or(PermissionMode::DontAsk);
+    config.set_origin(schedule_origin(&record.id));
+    let mode = schedule.permission_mode.unwrap_or(PermissionMode::DontAsk);
     let mut agent_state = AgentState {
         session_id: id.clone(),
         ..AgentState::default()
@@ -312,7 +290,7 @@ fn new_session(
         workspace_id: id,
         created_at: stamp.clone(),
         updated_at: stamp,
-        config: Value::Object(config),
+        config: config.to_value(),
         state: serde_json::to_value(&agent_state)
             .map_err(|e| SessionError::Internal(e.to_string()))?,
         revision: 0,
@@ -324,9 +302,11 @@ fn new_session(
 /// metadata (`schedule_id`, `scheduled_at`). AgentScope injects a hint
 /// block; user messages here hold text, so the trigger is a text block.
 pub fn instruction(record: &ScheduleRecord, at: DateTime<Utc>) -> Value {
-    let data = &record.data;
-    let name = field(data, "name").unwrap_or("schedule");
-    let task = field(data, "description")
+    let schedule = ScheduleSpec::parse(&record.data);
+    let name = schedule.name.as_deref().unwrap_or("schedule");
+    let task = schedule
+        .description
+        .as_deref()
         .filter(|d| !d.trim().is_empty())
         .unwrap_or(name);
     let due = at.to_rfc3339();

@@ -59,7 +59,7 @@ async fn last_fired(state: &Engine, id: &str) -> Option<DateTime<Utc>> {
         .await
         .unwrap()
         .unwrap();
-    instant(&record.data, "last_fired_at")
+    crate::spec::ScheduleSpec::parse(&record.data).last_fired_at
 }
 
 #[test]

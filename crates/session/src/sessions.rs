@@ -2,7 +2,7 @@
 
 use oxiscope_agent::{AgentState, Awaiting};
 use oxiscope_storage::SessionRecord;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::Engine;
 use crate::api::{SessionRecordView, SessionStatus};
@@ -95,14 +95,11 @@ fn object(value: &Value) -> Map<String, Value> {
 /// The `SessionRecord` of the API.
 pub fn session_view(session: &SessionRecord) -> SessionRecordView {
     // Sessions a schedule opened carry their origin in the config.
-    let origin = match session.config.get("origin") {
-        Some(Value::Object(origin)) => origin.clone(),
-        _ => {
-            let mut origin = Map::new();
-            origin.insert("type".into(), json!("user"));
-            origin
-        }
-    };
+    let spec = crate::spec::SessionSpec::of(session);
+    let origin = spec
+        .origin()
+        .cloned()
+        .unwrap_or_else(|| crate::spec::origin_of("user"));
     SessionRecordView {
         id: session.id.clone(),
         updated_at: session.updated_at.clone(),
@@ -111,7 +108,7 @@ pub fn session_view(session: &SessionRecord) -> SessionRecordView {
         agent_id: session.agent_id.clone(),
         origin,
         team_id: None,
-        config: object(&session.config),
+        config: spec.raw().clone(),
         state: object(&session.state),
     }
 }

@@ -9,14 +9,17 @@ use serde_json::{Map, Value};
 use super::{find_base, handle};
 use crate::Engine;
 use crate::error::{SessionError, SessionResult};
+use crate::spec::SessionSpec;
 
 /// A session's `knowledge_config`.
-#[derive(Debug, Default, Deserialize)]
-struct SessionKnowledgeConfig {
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct SessionKnowledgeConfig {
+    /// The attached knowledge bases.
     #[serde(default)]
-    knowledge_base_ids: Vec<String>,
+    pub knowledge_base_ids: Vec<String>,
+    /// The RAG middleware's parameters.
     #[serde(default)]
-    parameters: Map<String, Value>,
+    pub parameters: Map<String, Value>,
 }
 
 /// The RAG middleware of the session's attached knowledge bases; `None`
@@ -28,23 +31,21 @@ struct SessionKnowledgeConfig {
 pub async fn session_middleware(
     state: &Engine,
     session: &SessionRecord,
+    spec: &SessionSpec,
 ) -> SessionResult<Option<RagMiddleware>> {
-    let Some(config) = session
-        .config
-        .get("knowledge_config")
-        .filter(|v| !v.is_null())
-        .cloned()
+    let Some(config) = spec
+        .knowledge()
+        .get()
+        .map_err(|e| SessionError::Invalid(format!("The session's knowledge_config: {e}")))?
     else {
         return Ok(None);
     };
-    let config: SessionKnowledgeConfig = serde_json::from_value(config)
-        .map_err(|e| SessionError::Invalid(format!("The session's knowledge_config: {e}")))?;
     if config.knowledge_base_ids.is_empty() {
         return Ok(None);
     }
     // Each id costs a lookup and a model per run: no repeats, and no more
     // than a user may have.
-    let mut ids = config.knowledge_base_ids;
+    let mut ids = config.knowledge_base_ids.clone();
     let mut seen = std::collections::HashSet::new();
     ids.retain(|id| seen.insert(id.clone()));
     let most = state.config().knowledge.max_bases_per_user;
@@ -54,8 +55,9 @@ pub async fn session_middleware(
             ids.len()
         )));
     }
-    let parameters: RagParameters = serde_json::from_value(Value::Object(config.parameters))
-        .map_err(|e| SessionError::Invalid(format!("The knowledge_config parameters: {e}")))?;
+    let parameters: RagParameters =
+        serde_json::from_value(Value::Object(config.parameters.clone()))
+            .map_err(|e| SessionError::Invalid(format!("The knowledge_config parameters: {e}")))?;
     let mut bases = Vec::with_capacity(ids.len());
     for id in &ids {
         let Ok(kb) = find_base(state, &session.user_id, id).await else {

@@ -129,12 +129,7 @@ impl Caller {
             .storage()
             .get_agent(owner, agent_id)
             .await?
-            .and_then(|a| {
-                a.data
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            })
+            .and_then(|a| crate::spec::AgentSpec::of(&a).name)
             .unwrap_or_else(|| agent_id.to_owned()))
     }
 

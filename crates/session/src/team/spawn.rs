@@ -8,33 +8,19 @@ use serde_json::{Value, json};
 use super::roster::{Caller, TeamData, TeamMember, TeamResult, handle, locked, refuse, team_hint};
 use super::tool::arg;
 use crate::deliver::deliver_hint;
+use crate::spec::{AgentSpec, ModelSlot, SessionSpec, origin_of};
 use crate::{agent_state, check_quota};
 
-/// Whether an agent's data lets other agents invite it: `invitable` and a
-/// non-empty description, under `chat_config.invite_config` (or a legacy
-/// top-level `invite_config`).
-pub(super) fn invite_description(agent: &AgentRecord) -> Option<&str> {
-    let config = agent
-        .data
-        .pointer("/chat_config/invite_config")
-        .or_else(|| agent.data.get("invite_config"))?;
-    if config.get("invitable").and_then(Value::as_bool) != Some(true) {
-        return None;
-    }
-    config
-        .get("invite_description")
-        .and_then(Value::as_str)
-        .filter(|d| !d.trim().is_empty())
+/// The description other agents are offered an agent under, when its data
+/// lets them invite it (see [`AgentSpec::invite_description`]).
+pub(super) fn invite_description(agent: &AgentRecord) -> Option<String> {
+    AgentSpec::of(agent).invite_description().map(str::to_owned)
 }
 
 /// The `"<name>@<handle>"` an invitable agent is offered as.
 pub(super) fn invite_target(agent: &AgentRecord) -> String {
-    let name = agent
-        .data
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("agent");
-    format!("{name}@{}", handle(&agent.id))
+    let spec = AgentSpec::of(agent);
+    format!("{}@{}", spec.name_or("agent"), handle(&agent.id))
 }
 
 /// The team the caller leads, its roster and leader session, after the
@@ -139,11 +125,10 @@ fn member_session(
     name: String,
     state: &AgentState,
 ) -> TeamResult<SessionRecord> {
-    let mut config = leader.config.as_object().cloned().unwrap_or_default();
-    config.insert("workspace_id".into(), workspace_id.into());
-    config.insert("name".into(), name.into());
-    config.insert("naming".into(), json!({"auto": false}));
-    config.insert("origin".into(), json!({"type": "team"}));
+    let mut config = SessionSpec::of(leader);
+    config.set_workspace_id(workspace_id);
+    config.set_name(name);
+    config.set_origin(origin_of("team"));
     let stamp = now();
     Ok(SessionRecord {
         id: session_id.to_owned(),
@@ -152,7 +137,7 @@ fn member_session(
         workspace_id: workspace_id.to_owned(),
         created_at: stamp.clone(),
         updated_at: stamp,
-        config: Value::Object(config),
+        config: config.to_value(),
         state: serde_json::to_value(state)?,
         revision: 0,
     })
@@ -230,7 +215,7 @@ async fn spawn_worker(
         updated_at: stamp,
         data: json!({
             "name": name,
-            (crate::records::SOURCE_KEY): "team",
+            (crate::spec::SOURCE_KEY): "team",
             "system_prompt": system_prompt,
             "chat_config": {
                 "context_config": template.context_config,
@@ -350,18 +335,17 @@ async fn borrow_member(
     let session_id = new_id();
     let own = storage.list_sessions(&caller.user_id, &invited.id).await?;
     let mut base = leader.clone();
+    let mut config = SessionSpec::of(&leader);
     if let Some(primary) = own.first() {
-        for key in ["chat_model_config", "fallback_chat_model_config"] {
-            if let Some(v) = primary.config.get(key).filter(|v| !v.is_null())
-                && let Some(config) = base.config.as_object_mut()
-            {
-                config.insert(key.to_owned(), v.clone());
+        let primary = SessionSpec::of(primary);
+        for slot in [ModelSlot::Chat, ModelSlot::Fallback] {
+            if let Some(value) = primary.model_value(slot) {
+                config.set_model_value(slot, value.clone());
             }
         }
     }
-    if let Some(config) = base.config.as_object_mut() {
-        config.insert("cwd".into(), Value::Null);
-    }
+    config.set_cwd(None);
+    base.config = config.to_value();
     let state = AgentState {
         session_id: session_id.clone(),
         ..AgentState::default()

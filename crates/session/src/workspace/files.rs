@@ -6,7 +6,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use oxiscope_workspace::{ConfinedDir, EntryKind};
-use serde_json::Value;
 
 use super::skills::unix_seconds;
 use super::{SessionError, SessionResult, SessionWorkspace, blocking, io_error, tenant_path};
@@ -91,11 +90,8 @@ fn entry(files: &ConfinedDir, dir: &Path, name: String, kind: EntryKind) -> Dire
 /// The workspace cannot be read.
 pub async fn workspace_status(ws: &SessionWorkspace) -> SessionResult<WorkspaceStatus> {
     let workdir = ws.workspace.workdir().to_path_buf();
-    let cwd = ws
-        .session
-        .config
-        .get("cwd")
-        .and_then(Value::as_str)
+    let cwd = crate::spec::SessionSpec::of(&ws.session)
+        .cwd()
         .and_then(|c| tenant_path(&workdir, c).ok())
         .unwrap_or_default();
     let files = ws.files.clone();
