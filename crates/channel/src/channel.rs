@@ -5,6 +5,7 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -14,7 +15,8 @@ use crate::inbound::Inbound;
 
 /// What a channel type tells the form that creates one (AgentScope's
 /// `ChannelTypeSchema`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ChannelTypeSchema")]
 pub struct ChannelTypeInfo {
     /// The unique type id (`telegram`).
     pub channel_type: String,
@@ -53,7 +55,7 @@ pub struct Capabilities {
 /// A channel's connection state (AgentScope's `ChannelStatus`): `stopped`
 /// → `connecting` → `connected`; `retrying` after a drop; `failed` when
 /// the channel gave up until it is edited.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ChannelStatus {
     /// `stopped`, `connecting`, `connected`, `retrying` or `failed`.
     pub state: String,

@@ -2,8 +2,10 @@
 //! credentials sealed at rest (never shown again), data checked once at
 //! the door.
 
+use oxiscope_permission::PermissionMode;
 use oxiscope_session::{Engine, Purpose};
 use oxiscope_storage::{ChannelRecord, new_id, now};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -36,7 +38,8 @@ pub struct NewChannel {
 
 /// What editing a channel changes (AgentScope's `UpdateChannelRequest`:
 /// the type and credentials do not change); `None` keeps a field.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[schemars(rename = "UpdateChannelRequest")]
 pub struct ChannelUpdate {
     /// A new display name.
     pub name: Option<String>,
@@ -52,7 +55,8 @@ pub struct ChannelUpdate {
 
 /// A channel as its owner sees it (AgentScope's `ChannelResponse`): no
 /// credentials.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ChannelResponse")]
 pub struct ChannelView {
     /// The channel id.
     pub id: String,
@@ -252,6 +256,41 @@ impl Channels {
 
     async fn check(&self, owner: &str, data: &ChannelData) -> Result<()> {
         data.routing.validate()?;
+        let mode = serde_json::from_value::<PermissionMode>(Value::from(
+            data.session.permission_mode.clone(),
+        ))
+        .map_err(|_| {
+            Error::Invalid(format!(
+                "unknown permission mode {:?}",
+                data.session.permission_mode
+            ))
+        })?;
+        if self.engine.config().policy.effective_mode(mode) != mode {
+            return Err(Error::Invalid(format!(
+                "the permission mode {:?} is not allowed on this server",
+                data.session.permission_mode
+            )));
+        }
+        let models = [
+            Some(&data.session.chat_model_config),
+            data.session.fallback_chat_model_config.as_ref(),
+        ];
+        for config in models.into_iter().flatten() {
+            let Some(id) = config.get("credential_id").and_then(Value::as_str) else {
+                return Err(Error::Invalid(
+                    "session.chat_model_config needs a credential_id".into(),
+                ));
+            };
+            if self
+                .engine
+                .storage()
+                .get_credential(owner, id)
+                .await?
+                .is_none()
+            {
+                return Err(Error::Invalid(format!("Credential {id} not found")));
+            }
+        }
         for agent in data.routing.agents() {
             if self
                 .engine

@@ -3,13 +3,14 @@
 //! catch-all (`match_value` `"*"`), last; no duplicate
 //! `(match_key, match_value)`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::inbound::Inbound;
 
 /// Which session a matched message joins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionScope {
     /// One session per chat.
@@ -21,7 +22,8 @@ pub enum SessionScope {
 
 /// One rule: which messages (`match_key` = `match_value`, or anything for
 /// `"*"`), which agent, which session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ChannelBinding")]
 pub struct Binding {
     /// `chat_id`, `user_id`, or a metadata key such as `chat_type`.
     #[serde(default = "chat_id")]
@@ -48,7 +50,8 @@ fn any() -> String {
 pub const CATCH_ALL: &str = "*";
 
 /// A channel's ordered rules (AgentScope's `RoutingConfig`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "RoutingConfig")]
 pub struct Routing {
     /// The rules, in order.
     #[serde(default)]

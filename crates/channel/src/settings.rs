@@ -1,6 +1,7 @@
 //! What a channel record's `data` holds, parsed once: the platform config,
 //! the routing and the settings of the sessions it opens.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -9,7 +10,7 @@ use crate::routing::Routing;
 
 /// Settings for the sessions a channel opens (AgentScope's
 /// `SessionSettings`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionSettings {
     /// The model config of every session (a `ChatModelConfig`).
     pub chat_model_config: Map<String, Value>,

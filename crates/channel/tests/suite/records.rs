@@ -117,6 +117,22 @@ async fn bad_routing_credentials_config_or_agents_are_refused() {
             "{routing} {config} {credentials}: {e:?}"
         );
     }
+    // Session settings: a mode the server does not know, a
+    // credential that is not the owner's.
+    for (mode, credential) in [("bogus", None), ("default", Some("nope"))] {
+        let mut new = w.new_channel(w.to_friday(), json!({}), json!({"bot_token": TOKEN}));
+        new.session.permission_mode = mode.into();
+        if let Some(id) = credential {
+            new.session
+                .chat_model_config
+                .insert("credential_id".into(), json!(id));
+        }
+        let e = channels.create("u", new).await.unwrap_err();
+        assert!(
+            matches!(e, Error::Invalid(_)),
+            "{mode} {credential:?}: {e:?}"
+        );
+    }
     let mut unknown = w.new_channel(w.to_friday(), json!({}), json!({"bot_token": TOKEN}));
     unknown.channel_type = "pager".into();
     assert!(matches!(

@@ -360,3 +360,41 @@ async fn a_tool_call_that_asks_is_approved_by_a_typed_reply_from_the_asker() {
     );
     w.host.stop_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_polling_one_bot_answer_each_message_once() {
+    let w = World::new().await;
+    let channel = w.start(w.to_friday()).await;
+    let (_engine, other) = w.replica();
+    other.start(channel.clone()).await.unwrap();
+    for i in 0..6 {
+        w.model.push(answer(&format!("answer {i}")));
+        let chat = if i % 2 == 0 { 7 } else { 8 };
+        w.telegram.push_message(&private_message(
+            i + 1,
+            chat,
+            "Alice",
+            &format!("question {i}"),
+        ));
+        // Both replicas see the update until one confirms it.
+        w.telegram
+            .wait_sent(usize::try_from(i).unwrap() + 1, WAIT)
+            .await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let sent = w.telegram.sent();
+    assert_eq!(texts_to(&sent, 7), ["answer 0", "answer 2", "answer 4"]);
+    assert_eq!(texts_to(&sent, 8), ["answer 1", "answer 3", "answer 5"]);
+    assert_eq!(
+        w.model_requests().len(),
+        6,
+        "each message reached the model once"
+    );
+    assert_eq!(
+        w.sessions_of(&channel).await.len(),
+        2,
+        "one session per chat"
+    );
+    other.stop_all().await;
+    w.host.stop_all().await;
+}

@@ -29,6 +29,7 @@ pub(crate) struct World {
     pub(crate) expert: String,
     pub(crate) credential_id: String,
     pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) bus: Arc<dyn MessageBus>,
     _dir: tempfile::TempDir,
 }
 
@@ -39,7 +40,12 @@ impl World {
         let bus: Arc<dyn MessageBus> = Arc::new(InMemoryBus::new());
         let mut config = EngineConfig::new(dir.path()).with_workspace(WorkspaceMode::Local);
         config.policy.private_model_endpoints = true;
-        let engine = Engine::new(storage.clone(), bus, Sealer::from_key(&[7; 32]), config);
+        let engine = Engine::new(
+            storage.clone(),
+            bus.clone(),
+            Sealer::from_key(&[7; 32]),
+            config,
+        );
         let model = FakeServer::start().await.unwrap();
         let telegram = FakeTelegram::start(TOKEN).await.unwrap();
 
@@ -68,13 +74,7 @@ impl World {
             storage.create_agent(&agent).await.unwrap();
             ids.push(agent.id);
         }
-        let registry = Registry::new().with(
-            Telegram::new()
-                .with_api_base(telegram.base_url())
-                .with_poll_timeout(Duration::from_secs(1))
-                .with_backoff(Duration::from_millis(10), Duration::from_millis(200)),
-        );
-        let host = ChannelHost::new(engine.clone(), Channels::new(engine.clone(), registry));
+        let host = host_of(&engine, &telegram);
         Self {
             engine,
             model,
@@ -84,8 +84,22 @@ impl World {
             friday: ids.pop().unwrap(),
             credential_id: credential.id,
             storage,
+            bus,
             _dir: dir,
         }
+    }
+
+    /// Another replica: an engine and a channel host over the same store
+    /// and bus.
+    pub(crate) fn replica(&self) -> (Engine, ChannelHost) {
+        let engine = Engine::new(
+            self.storage.clone(),
+            self.bus.clone(),
+            Sealer::from_key(&[7; 32]),
+            self.engine.config().clone(),
+        );
+        let host = host_of(&engine, &self.telegram);
+        (engine, host)
     }
 
     pub(crate) fn settings(&self) -> SessionSettings {
@@ -162,6 +176,16 @@ impl World {
             self.host.status(id)
         );
     }
+}
+
+fn host_of(engine: &Engine, telegram: &FakeTelegram) -> ChannelHost {
+    let registry = Registry::new().with(
+        Telegram::new()
+            .with_api_base(telegram.base_url())
+            .with_poll_timeout(Duration::from_secs(1))
+            .with_backoff(Duration::from_millis(10), Duration::from_millis(200)),
+    );
+    ChannelHost::new(engine.clone(), Channels::new(engine.clone(), registry))
 }
 
 pub(crate) fn answer(text: &str) -> ScriptedResponse {
