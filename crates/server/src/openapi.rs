@@ -30,7 +30,9 @@ use crate::api::{
 };
 use crate::auth::AuthMode;
 
+mod channels;
 mod families;
+use channels::channel_operations;
 use families::{
     knowledge_operations, library_operations, schedule_operations, workspace_operations,
 };
@@ -301,6 +303,7 @@ fn operations(g: &mut SchemaGenerator) -> Vec<Op> {
     ops.extend(workspace_operations(g, &op));
     ops.extend(knowledge_operations(g));
     ops.extend(schedule_operations(g));
+    ops.extend(channel_operations(g));
     ops
 }
 
@@ -330,7 +333,7 @@ fn media_type(path: &str) -> &'static str {
 
 /// Tags whose operations declare no `404` in AgentScope's document (and
 /// our `usage` extension, which has none).
-const NO_DECLARED_404: &[&str] = &["workspace", "mcp", "skill", "hub", "usage"];
+const NO_DECLARED_404: &[&str] = &["workspace", "mcp", "skill", "hub", "usage", "channels"];
 
 /// The name of the API-key scheme in `components.securitySchemes`.
 const API_KEY_SCHEME: &str = "APIKey";

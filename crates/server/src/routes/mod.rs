@@ -1,6 +1,7 @@
 //! The router: AgentScope's paths and methods, from one table.
 
 pub(crate) mod agent;
+mod channel;
 mod chat;
 mod credential;
 mod health;
@@ -120,6 +121,39 @@ pub(crate) const ROUTES: &[Route] = {
             on(m, stream::stream)
         }),
         (Post, "/chat/", |m| on(m, chat::chat)),
+        (Get, "/channels/types", |m| on(m, channel::types)),
+        (Get, "/channels/", |m| on(m, channel::list)),
+        (Post, "/channels/", |m| on(m, channel::create)),
+        (Post, "/channels/bindings", |m| {
+            on(m, channel::start_binding)
+        }),
+        (Get, "/channels/bindings/{binding_id}", |m| {
+            on(m, channel::poll_binding)
+        }),
+        (Post, "/channels/bindings/{binding_id}/cancel", |m| {
+            on(m, channel::cancel_binding)
+        }),
+        (Get, "/channels/{channel_id}", |m| on(m, channel::get)),
+        (Patch, "/channels/{channel_id}", |m| on(m, channel::update)),
+        (Delete, "/channels/{channel_id}", |m| on(m, channel::delete)),
+        (Post, "/channels/{channel_id}/enable", |m| {
+            on(m, channel::enable)
+        }),
+        (Post, "/channels/{channel_id}/disable", |m| {
+            on(m, channel::disable)
+        }),
+        (Get, "/channels/{channel_id}/status", |m| {
+            on(m, channel::status)
+        }),
+        (Get, "/channels/{channel_id}/sessions", |m| {
+            on(m, channel::sessions)
+        }),
+        (Get, "/channels/{channel_id}/chat_ids", |m| {
+            on(m, channel::chat_ids)
+        }),
+        (Post, "/channels/{channel_id}/webhook", |m| {
+            on(m, channel::webhook)
+        }),
         (Get, "/usage", |m| on(m, usage::usage)),
         (Get, "/hub/mcp", |m| on(m, hub::mcp_hubs)),
         (Get, "/hub/mcp/{hub_id}/cards", |m| on(m, hub::mcp_cards)),
