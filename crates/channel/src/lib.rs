@@ -15,7 +15,7 @@
 //!   size limit; confirmations are asked and answered in the chat.
 //! - [`ChannelHost`]: the runtimes of one replica, started and stopped with
 //!   the channels' records ([`Channels`] keeps those, credentials sealed).
-//! - Platforms: [`telegram`].
+//! - Platforms: [`telegram`], [`slack`].
 //!
 //! It holds no HTTP routes: the server maps the `/channels` operations
 //! onto [`Channels`] and [`ChannelHost`].
@@ -32,6 +32,7 @@ mod registry;
 mod routing;
 mod runtime;
 mod settings;
+pub mod slack;
 mod split;
 pub mod telegram;
 

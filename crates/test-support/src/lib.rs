@@ -34,6 +34,7 @@ mod script;
 mod scripted;
 pub mod servers;
 mod skip;
+pub mod slack;
 pub mod telegram;
 
 pub use fake_server::{FakeServer, RecordedRequest};

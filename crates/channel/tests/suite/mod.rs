@@ -1,3 +1,4 @@
 mod records;
+mod slack;
 mod telegram;
 mod world;

@@ -700,6 +700,7 @@ async fn shutdown_signal() {
 fn channel_types() -> oxiscope_server::channel::Registry {
     oxiscope_server::channel::Registry::new()
         .with(oxiscope_server::channel::telegram::Telegram::new())
+        .with(oxiscope_server::channel::slack::Slack::new())
 }
 
 #[cfg(test)]
