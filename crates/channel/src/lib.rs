@@ -15,13 +15,14 @@
 //!   size limit; confirmations are asked and answered in the chat.
 //! - [`ChannelHost`]: the runtimes of one replica, started and stopped with
 //!   the channels' records ([`Channels`] keeps those, credentials sealed).
-//! - Platforms: [`telegram`], [`slack`].
+//! - Platforms: [`telegram`], [`slack`], [`discord`].
 //!
 //! It holds no HTTP routes: the server maps the `/channels` operations
 //! onto [`Channels`] and [`ChannelHost`].
 
 mod channel;
 mod context;
+pub mod discord;
 mod error;
 mod host;
 mod inbound;

@@ -25,6 +25,7 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod discord;
 mod fake_server;
 pub mod fixtures;
 mod leak;

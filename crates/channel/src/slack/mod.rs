@@ -236,7 +236,7 @@ impl SlackChannel {
 }
 
 /// TLS for `wss://`: the workspace rustls (ring) with the system roots.
-fn tls() -> Result<Arc<rustls::ClientConfig>> {
+pub(crate) fn tls() -> Result<Arc<rustls::ClientConfig>> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls_native_certs::load_native_certs().certs {
         let _ = roots.add(cert);

@@ -1,3 +1,4 @@
+mod discord;
 mod records;
 mod slack;
 mod telegram;

@@ -701,6 +701,7 @@ fn channel_types() -> oxiscope_server::channel::Registry {
     oxiscope_server::channel::Registry::new()
         .with(oxiscope_server::channel::telegram::Telegram::new())
         .with(oxiscope_server::channel::slack::Slack::new())
+        .with(oxiscope_server::channel::discord::Discord::new())
 }
 
 #[cfg(test)]
