@@ -470,6 +470,21 @@ impl AgentEvent {
         }
     }
 
+    /// The event as the ending of its reply stream, with what it carries
+    /// (`REPLY_END`, or the `REQUIRE_*` event a parked reply stops on);
+    /// `None` for every other event. Its [`ReplyEnding::outcome`] is
+    /// [`AgentEvent::reply_outcome`].
+    #[must_use]
+    pub fn into_ending(self) -> Option<crate::ReplyEnding> {
+        use crate::ReplyEnding;
+        match self {
+            Self::ReplyEnd(end) => Some(ReplyEnding::Finished(end)),
+            Self::RequireUserConfirm(event) => Some(ReplyEnding::Confirm(event)),
+            Self::RequireExternalExecution(event) => Some(ReplyEnding::External(event)),
+            _ => None,
+        }
+    }
+
     /// The reply this event belongs to (`None` for [`CustomEvent`]).
     #[must_use]
     pub fn reply_id(&self) -> Option<&str> {

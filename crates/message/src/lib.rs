@@ -49,6 +49,7 @@
 mod append;
 mod block;
 mod de;
+mod ending;
 mod error;
 mod event;
 mod id;
@@ -66,6 +67,7 @@ pub use block::{
     MediaBlock, RichContent, TextBlock, ThinkingBlock, ToolCallBlock, ToolCallState,
     ToolResultBlock, ToolResultState, UrlSource, normalize_url,
 };
+pub use ending::ReplyEnding;
 pub use error::{AppendError, MsgError};
 pub use event::*;
 pub use id::Id;

@@ -18,7 +18,7 @@
 //!
 //! `cargo bench -p oxiscope --bench replicas`. Sizes from
 //! `OXISCOPE_BENCH_SESSIONS` (default 1000) and `OXISCOPE_BENCH_REPLICAS`
-//! (default `1,2,3`). Without `postgres` or `redis-server` it says so and
+//! (default `1,2,3`); `OXISCOPE_BENCH_BIN` runs another `oxiscope` binary. Without `postgres` or `redis-server` it says so and
 //! exits.
 //!
 //! First figures (2026-12-01, 2 cores shared with other builds: load
@@ -64,6 +64,13 @@ use oxiscope_test_support::servers::redis::TestRedis;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_oxiscope");
+
+/// The `oxiscope` binary under test: `OXISCOPE_BENCH_BIN` when set (to
+/// measure another build, say the previous commit's, with this same
+/// harness in one run), else the one built with this benchmark.
+fn bin() -> String {
+    std::env::var("OXISCOPE_BENCH_BIN").unwrap_or_else(|_| BIN.to_owned())
+}
 /// Text tokens in each model answer.
 const TOKENS: usize = 8;
 /// Chats running at once.
@@ -98,7 +105,7 @@ struct Replica {
 
 impl Replica {
     fn start(dir: &Path, shared: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
+        let mut child = Command::new(bin())
             .args(["serve", "--addr", "127.0.0.1:0", "--dev-auth"])
             .arg("--allow-private-model-endpoints")
             .args(["--workspace", "local", "--session-titles", "excerpt"])

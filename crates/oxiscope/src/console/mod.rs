@@ -36,7 +36,8 @@ use futures_util::StreamExt as _;
 use oxiscope_agent::ReplyInput;
 use oxiscope_agent::pipeline::{CancellationToken, PipelineProtocol};
 use oxiscope_message::{
-    AgentEvent, Msg, MsgError, ReplyFinishedReason, RequireUserConfirmEvent, UserInterruptEvent,
+    AgentEvent, Msg, MsgError, ReplyEnding, ReplyFinishedReason, RequireUserConfirmEvent,
+    UserInterruptEvent,
 };
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
@@ -178,15 +179,15 @@ impl<R: AsyncBufRead + Unpin, W: Write> Console<R, W> {
     ) -> Result<(), ConsoleError> {
         loop {
             let last = self.stream(target, input).await?;
-            input = match last {
-                Some(AgentEvent::RequireUserConfirm(request)) => self.confirm(&request).await?,
-                Some(AgentEvent::RequireExternalExecution(request)) => {
+            input = match last.and_then(AgentEvent::into_ending) {
+                Some(ReplyEnding::Confirm(request)) => self.confirm(&request).await?,
+                Some(ReplyEnding::External(request)) => {
                     self.say(
                         "The reply waits for tools run outside the agent; it is interrupted.",
                     )?;
                     UserInterruptEvent::new(request.reply_id).into()
                 }
-                Some(AgentEvent::ReplyEnd(end)) => {
+                Some(ReplyEnding::Finished(end)) => {
                     match end.finished_reason {
                         ReplyFinishedReason::Error => self.summary.failed += 1,
                         ReplyFinishedReason::Interrupted => self.summary.interrupted += 1,
@@ -194,7 +195,7 @@ impl<R: AsyncBufRead + Unpin, W: Write> Console<R, W> {
                     }
                     return Ok(());
                 }
-                _ => return Ok(()),
+                None => return Ok(()),
             };
         }
     }

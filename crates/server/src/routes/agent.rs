@@ -3,9 +3,11 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 use oxiscope_storage::{AgentRecord, new_id, now};
 use serde_json::{Map, Value, json};
 
+use super::table::{Route, schema};
 use crate::api::{
     AgentSchemaV2Response, AgentView, CreateAgentRequest, CreateAgentResponse, ListAgentsResponse,
     UpdateAgentRequest,
@@ -15,6 +17,23 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::state::AppState;
 use oxiscope_session::records::view;
+
+/// The `/agent/` routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/agent/schema/v2", |m| on(m, schema_v2)).ok(schema::<AgentSchemaV2Response>),
+    Route::get("/agent/", |m| on(m, list))
+        .user()
+        .ok(schema::<ListAgentsResponse>),
+    Route::post("/agent/", |m| on(m, create))
+        .user()
+        .body(schema::<CreateAgentRequest>)
+        .created(schema::<CreateAgentResponse>),
+    Route::patch("/agent/{agent_id}", |m| on(m, update))
+        .user()
+        .body(schema::<UpdateAgentRequest>)
+        .ok(schema::<AgentView>),
+    Route::delete("/agent/{agent_id}", |m| on(m, delete)).user(),
+];
 
 /// The chat config with every section present: given sections win over the
 /// deprecated top-level copies, missing ones get defaults.

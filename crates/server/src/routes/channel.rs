@@ -5,9 +5,12 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 use oxiscope_channel::{ChannelStatus, ChannelTypeInfo, ChannelUpdate, ChannelView, NewChannel};
 use oxiscope_storage::ChannelRecord;
 use serde_json::Value;
+
+use super::table::{Access, Route, schema};
 
 use crate::auth::UserId;
 use crate::channel_api::{
@@ -18,6 +21,55 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::service::session_view;
 use crate::state::AppState;
+
+/// The fourteen `/channels` routes, and the webhook deliveries (ours).
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/channels/types", |m| on(m, types)).ok(schema::<Vec<ChannelTypeInfo>>),
+    Route::get("/channels/", |m| on(m, list))
+        .user()
+        .ok(schema::<Vec<ChannelView>>),
+    Route::post("/channels/", |m| on(m, create))
+        .user()
+        .body(schema::<CreateChannelRequest>)
+        .created(schema::<ChannelView>),
+    Route::post("/channels/bindings", |m| on(m, start_binding))
+        .user()
+        .body(schema::<StartCredentialBindingRequest>)
+        .ok(schema::<BindingView>),
+    Route::get("/channels/bindings/{binding_id}", |m| on(m, poll_binding))
+        .user()
+        .ok(schema::<BindingView>),
+    Route::post("/channels/bindings/{binding_id}/cancel", |m| {
+        on(m, cancel_binding)
+    })
+    .user()
+    .ok(schema::<ChannelActionResponse>),
+    Route::get("/channels/{channel_id}", |m| on(m, get))
+        .user()
+        .ok(schema::<ChannelView>),
+    Route::patch("/channels/{channel_id}", |m| on(m, update))
+        .user()
+        .body(schema::<ChannelUpdate>)
+        .ok(schema::<ChannelView>),
+    Route::delete("/channels/{channel_id}", |m| on(m, delete)).user(),
+    Route::post("/channels/{channel_id}/enable", |m| on(m, enable))
+        .user()
+        .ok(schema::<ChannelActionResponse>),
+    Route::post("/channels/{channel_id}/disable", |m| on(m, disable))
+        .user()
+        .ok(schema::<ChannelActionResponse>),
+    Route::get("/channels/{channel_id}/status", |m| on(m, status))
+        .user()
+        .ok(schema::<ChannelStatus>),
+    Route::get("/channels/{channel_id}/sessions", |m| on(m, sessions))
+        .user()
+        .ok(schema::<ChannelSessionsResponse>),
+    Route::get("/channels/{channel_id}/chat_ids", |m| on(m, chat_ids))
+        .user()
+        .ok(schema::<ChannelChatIdsResponse>),
+    // Ours: a platform's push delivery, proven by its secret header.
+    Route::post("/channels/{channel_id}/webhook", |m| on(m, webhook)).access(Access::Public),
+];
 
 fn not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("Channel {id} not found"))

@@ -3,14 +3,22 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
+use axum::routing::on;
 use oxiscope_agent::otel::{SpanContext, SpanData, SpanKind};
 
+use super::table::{Route, schema};
 use crate::api::{ChatRequest, ChatTriggerResponse};
 use crate::auth::UserId;
 use crate::error::ApiResult;
 use crate::extract::ApiJson;
 use crate::service::SessionKey;
 use crate::state::AppState;
+
+/// The `/chat/` route.
+pub(super) const ROUTES: &[Route] = &[Route::post("/chat/", |m| on(m, chat))
+    .user()
+    .body(schema::<ChatRequest>)
+    .ok(schema::<ChatTriggerResponse>)];
 
 /// `POST /chat/`: `{status: "started", session_id}`; the events arrive on
 /// the session's stream. A resume sent while a run is active is queued for

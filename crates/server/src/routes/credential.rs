@@ -3,10 +3,12 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 use oxiscope_model::{Credential, CredentialType, SECRET_MASK};
 use oxiscope_storage::{CredentialRecord, new_id, now};
 use serde_json::{Map, Value};
 
+use super::table::{Route, schema};
 use crate::api::{
     CreateCredentialRequest, CreateCredentialResponse, CredentialView,
     ListCredentialSchemasResponse, ListCredentialsResponse, UpdateCredentialRequest,
@@ -15,6 +17,24 @@ use crate::auth::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::state::AppState;
+
+/// The `/credential/` routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/credential/schemas", |m| on(m, schemas))
+        .ok(schema::<ListCredentialSchemasResponse>),
+    Route::get("/credential/", |m| on(m, list))
+        .user()
+        .ok(schema::<ListCredentialsResponse>),
+    Route::post("/credential/", |m| on(m, create))
+        .user()
+        .body(schema::<CreateCredentialRequest>)
+        .created(schema::<CreateCredentialResponse>),
+    Route::patch("/credential/{credential_id}", |m| on(m, update))
+        .user()
+        .body(schema::<UpdateCredentialRequest>)
+        .ok(schema::<CredentialView>),
+    Route::delete("/credential/{credential_id}", |m| on(m, delete)).user(),
+];
 
 /// Reads a credential document, as a 422 on `body.data` when it is not one.
 fn parse(data: Map<String, Value>) -> ApiResult<Credential> {

@@ -19,15 +19,22 @@ use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::routing::on;
 use axum::{Extension, Json};
 use futures_util::StreamExt as _;
 use oxiscope_storage::MessageBus;
 use oxiscope_workspace::SandboxConfig;
 use tokio::sync::Mutex;
 
+use super::table::{Access, Route, schema};
 use crate::api::HealthResponse;
 use crate::state::AppState;
 use oxiscope_session::WorkspaceMode;
+
+/// `/health`: it needs no user, though AgentScope documents its header.
+pub(super) const ROUTES: &[Route] = &[Route::get("/health", |m| on(m, health))
+    .access(Access::PublicWithUserHeader)
+    .ok(schema::<HealthResponse>)];
 
 /// How long one component check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(3);

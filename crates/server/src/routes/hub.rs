@@ -4,7 +4,9 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 
+use super::table::{Query, Route, optional, schema};
 use crate::api::{
     CardsQuery, HubInfo, InstallMcpRequest, InstallSkillQuery, McpCard, McpHubPage, McpView,
     SkillCard, SkillHubPage, SkillView,
@@ -15,6 +17,41 @@ use crate::extract::{ApiJson, ApiQuery};
 use crate::service::hub::{self, HubKind};
 use crate::service::library;
 use crate::state::AppState;
+
+/// The `/hub/` routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/hub/mcp", |m| on(m, mcp_hubs)).ok(schema::<Vec<HubInfo>>),
+    Route::get("/hub/mcp/{hub_id}/cards", |m| on(m, mcp_cards))
+        .user()
+        .query(PAGE)
+        .ok(schema::<McpHubPage>),
+    Route::get("/hub/mcp/{hub_id}/cards/{card_id}", |m| on(m, mcp_card))
+        .user()
+        .ok(schema::<McpCard>),
+    Route::post("/hub/mcp/{hub_id}/cards/{card_id}/install", |m| {
+        on(m, install_mcp)
+    })
+    .user()
+    .body(schema::<InstallMcpRequest>)
+    .created(schema::<McpView>),
+    Route::get("/hub/skill", |m| on(m, skill_hubs)).ok(schema::<Vec<HubInfo>>),
+    Route::get("/hub/skill/{hub_id}/cards", |m| on(m, skill_cards))
+        .user()
+        .query(PAGE)
+        .ok(schema::<SkillHubPage>),
+    Route::get("/hub/skill/{hub_id}/cards/{card_id}", |m| on(m, skill_card))
+        .user()
+        .ok(schema::<SkillCard>),
+    Route::post("/hub/skill/{hub_id}/cards/{card_id}/install", |m| {
+        on(m, install_skill)
+    })
+    .user()
+    .query(&[optional("name")])
+    .created(schema::<SkillView>),
+];
+
+/// A page of a hub's catalogue.
+const PAGE: &[Query] = &[optional("q"), optional("cursor"), optional("limit")];
 
 /// `GET /hub/mcp`: every MCP hub.
 pub(super) async fn mcp_hubs(State(state): State<AppState>) -> ApiResult<Json<Vec<HubInfo>>> {

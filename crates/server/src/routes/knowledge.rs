@@ -6,8 +6,10 @@ use axum::extract::{FromRequestParts, Multipart, Path, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
+use axum::routing::on;
 use serde::Deserialize;
 
+use super::table::{Access, Route, any, optional, query, schema};
 use crate::api::{
     CreateKnowledgeBaseRequest, CreateKnowledgeBaseResponse, DocumentDownloadQuery,
     DocumentDownloadTokenResponse, DocumentStatusQuery, KbMiddlewareParametersSchemaResponse,
@@ -15,13 +17,112 @@ use crate::api::{
     ListKbEmbeddingModelsResponse, ListKnowledgeBasesQuery, ListKnowledgeBasesResponse,
     ListKnowledgeDocumentStatusResponse, ListKnowledgeDocumentsResponse,
     ListSupportedContentTypesResponse, PageQuery, SearchKnowledgeBaseRequest,
-    SearchKnowledgeBaseResponse, UpdateKnowledgeBaseRequest, UploadKnowledgeDocumentResponse,
+    SearchKnowledgeBaseResponse, UpdateKnowledgeBaseRequest, UploadKnowledgeDocumentForm,
+    UploadKnowledgeDocumentResponse,
 };
 use crate::auth::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
 use crate::service::knowledge as service;
 use crate::state::AppState;
+
+/// The `/knowledge_bases/` routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/knowledge_bases/embedding_models", |m| {
+        on(m, embedding_models)
+    })
+    .user()
+    .ok(schema::<ListKbEmbeddingModelsResponse>),
+    Route::get("/knowledge_bases/chunkers", |m| on(m, chunkers))
+        .user()
+        .ok(schema::<ListChunkersResponse>),
+    Route::get("/knowledge_bases/middleware/parameters_schema", |m| {
+        on(m, middleware_schema)
+    })
+    .user()
+    .ok(schema::<KbMiddlewareParametersSchemaResponse>),
+    Route::get("/knowledge_bases/supported_content_types", |m| {
+        on(m, content_types)
+    })
+    .user()
+    .ok(schema::<ListSupportedContentTypesResponse>),
+    Route::post("/knowledge_bases/", |m| on(m, create))
+        .user()
+        .body(schema::<CreateKnowledgeBaseRequest>)
+        .created(schema::<CreateKnowledgeBaseResponse>),
+    Route::get("/knowledge_bases/", |m| on(m, list))
+        .user()
+        .query(&[
+            optional("id"),
+            optional("name"),
+            optional("page"),
+            optional("page_size"),
+            optional("orderby"),
+            optional("desc"),
+        ])
+        .ok(schema::<ListKnowledgeBasesResponse>),
+    Route::patch(BASE, |m| on(m, update))
+        .user()
+        .body(schema::<UpdateKnowledgeBaseRequest>)
+        .ok(schema::<KnowledgeBaseView>),
+    Route::delete(BASE, |m| on(m, delete)).user(),
+    Route::get(DOCS, |m| on(m, list_documents))
+        .user()
+        .query(&[
+            optional("id"),
+            optional("keywords"),
+            optional("status"),
+            optional("page"),
+            optional("page_size"),
+            optional("orderby"),
+            optional("desc"),
+        ])
+        .ok(schema::<ListKnowledgeDocumentsResponse>),
+    Route::post(DOCS, |m| {
+        // The upload limit is the service's (configurable); it counts the
+        // file's bytes as they stream.
+        on(m, upload).layer(axum::extract::DefaultBodyLimit::disable())
+    })
+    .user()
+    .form(schema::<UploadKnowledgeDocumentForm>)
+    .created(schema::<UploadKnowledgeDocumentResponse>),
+    Route::get(
+        "/knowledge_bases/{knowledge_base_id}/documents/status",
+        |m| on(m, statuses),
+    )
+    .user()
+    .query(&[query("ids")])
+    .ok(schema::<ListKnowledgeDocumentStatusResponse>),
+    Route::delete(DOC, |m| on(m, delete_document)).user(),
+    // A download token may stand in for the caller's credentials.
+    Route::get(DOC, |m| on(m, download))
+        .access(Access::TokenOrUser)
+        .query(&[optional("download"), optional("token")])
+        .ok(any),
+    Route::post("/knowledge_bases/{knowledge_base_id}/search", |m| {
+        on(m, search)
+    })
+    .user()
+    .body(schema::<SearchKnowledgeBaseRequest>)
+    .ok(schema::<SearchKnowledgeBaseResponse>),
+    Route::get(
+        "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/chunks",
+        |m| on(m, chunks),
+    )
+    .user()
+    .query(&[optional("page"), optional("page_size")])
+    .ok(schema::<ListDocumentChunksResponse>),
+    Route::post(
+        "/knowledge_bases/{knowledge_base_id}/documents/{document_id}/download_token",
+        |m| on(m, download_token),
+    )
+    .user()
+    .ok(schema::<DocumentDownloadTokenResponse>),
+];
+
+const BASE: &str = "/knowledge_bases/{knowledge_base_id}";
+const DOCS: &str = "/knowledge_bases/{knowledge_base_id}/documents";
+const DOC: &str = "/knowledge_bases/{knowledge_base_id}/documents/{document_id}";
 
 /// `GET /knowledge_bases/embedding_models`.
 pub(super) async fn embedding_models(

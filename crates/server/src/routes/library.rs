@@ -5,7 +5,9 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 
+use super::table::{Query, Route, query, schema};
 use crate::api::{
     AddFromLibraryRequest, AddFromLibraryResponse, AddSkillsFromLibraryRequest, McpView,
     SkillRecordView, SkillView, UpdateMcpRequest, WorkspaceQuery,
@@ -15,6 +17,38 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiQuery};
 use crate::service::library;
 use crate::state::AppState;
+
+/// The `/mcp`, `/skill` and from-library routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/mcp", |m| on(m, list_mcps))
+        .user()
+        .ok(schema::<Vec<McpView>>),
+    Route::patch("/mcp/{mcp_id}", |m| on(m, update_mcp))
+        .user()
+        .body(schema::<UpdateMcpRequest>)
+        .ok(schema::<McpView>),
+    Route::delete("/mcp/{mcp_id}", |m| on(m, delete_mcp)).user(),
+    Route::get("/skill", |m| on(m, list_skills))
+        .user()
+        .ok(schema::<Vec<SkillView>>),
+    Route::get("/skill/{skill_id}", |m| on(m, get_skill))
+        .user()
+        .ok(schema::<SkillRecordView>),
+    Route::delete("/skill/{skill_id}", |m| on(m, delete_skill)).user(),
+    Route::post("/workspace/mcp/from-library", |m| on(m, add_mcps))
+        .user()
+        .query(SESSION)
+        .body(schema::<AddFromLibraryRequest>)
+        .created(schema::<AddFromLibraryResponse>),
+    Route::post("/workspace/skill/from-library", |m| on(m, add_skills))
+        .user()
+        .query(SESSION)
+        .body(schema::<AddSkillsFromLibraryRequest>)
+        .created(schema::<AddFromLibraryResponse>),
+];
+
+/// The session whose workspace receives.
+const SESSION: &[Query] = &[query("agent_id"), query("session_id")];
 
 /// `GET /mcp`: the caller's MCPs, by name.
 pub(super) async fn list_mcps(

@@ -2,13 +2,31 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::routing::on;
 use oxiscope_model::CredentialType;
 use serde_json::Value;
 
+use super::table::{Query, Route, query, schema};
 use crate::api::{ListModelsResponse, ModelQuery};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiQuery;
 use crate::state::AppState;
+
+/// The model catalogues and the document itself.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/model/", |m| on(m, models))
+        .query(PROVIDER)
+        .ok(schema::<ListModelsResponse>),
+    Route::get("/embedding-model/", |m| on(m, embedding_models))
+        .query(PROVIDER)
+        .ok(schema::<ListModelsResponse>),
+    Route::get("/tts-model/", |m| on(m, tts_models))
+        .query(PROVIDER)
+        .ok(schema::<ListModelsResponse>),
+    Route::get("/openapi.json", |m| on(m, openapi)).undocumented(),
+];
+
+const PROVIDER: &[Query] = &[query("provider")];
 
 /// `GET /model/?provider=`: the model cards of a credential type.
 pub(super) async fn models(

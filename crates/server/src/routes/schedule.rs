@@ -4,8 +4,10 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 use chrono::Utc;
 
+use super::table::{Route, schema};
 use crate::api::{
     CreateScheduleRequest, CreateScheduleResponse, ListSchedulesResponse, ScheduleSessionsResponse,
     ScheduleView, UpdateScheduleRequest,
@@ -16,6 +18,25 @@ use crate::extract::ApiJson;
 use crate::service::schedule;
 use crate::service::session_view;
 use crate::state::AppState;
+
+/// The `/schedule/` routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/schedule/", |m| on(m, list))
+        .user()
+        .ok(schema::<ListSchedulesResponse>),
+    Route::post("/schedule/", |m| on(m, create))
+        .user()
+        .body(schema::<CreateScheduleRequest>)
+        .created(schema::<CreateScheduleResponse>),
+    Route::patch("/schedule/{schedule_id}", |m| on(m, update))
+        .user()
+        .body(schema::<UpdateScheduleRequest>)
+        .ok(schema::<ScheduleView>),
+    Route::delete("/schedule/{schedule_id}", |m| on(m, delete)).user(),
+    Route::get("/schedule/{schedule_id}/sessions", |m| on(m, sessions))
+        .user()
+        .ok(schema::<ScheduleSessionsResponse>),
+];
 
 /// `GET /schedule/`: the caller's schedules, oldest first.
 pub(super) async fn list(

@@ -4,7 +4,9 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::routing::on;
 
+use super::table::{Query, Reply, Route, optional, query, schema};
 use crate::api::{
     AgentQuery, CreateSessionRequest, CreateSessionResponse, InterruptSessionResponse,
     ListMessagesResponse, ListSessionsResponse, MessagesQuery, SessionRecordView,
@@ -15,6 +17,52 @@ use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::service::{Page, SessionKey};
 use crate::state::AppState;
+
+/// The `/sessions/` routes.
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/sessions/", |m| on(m, list))
+        .user()
+        .query(AGENT)
+        .ok(schema::<ListSessionsResponse>),
+    Route::post("/sessions/", |m| on(m, create))
+        .user()
+        .body(schema::<CreateSessionRequest>)
+        .created(schema::<CreateSessionResponse>),
+    Route::delete("/sessions/{session_id}", |m| on(m, delete))
+        .user()
+        .query(AGENT),
+    Route::patch("/sessions/{session_id}", |m| on(m, update))
+        .user()
+        .query(AGENT)
+        .body(schema::<UpdateSessionRequest>)
+        .ok(schema::<SessionRecordView>),
+    Route::post("/sessions/{session_id}/interrupt", |m| on(m, interrupt))
+        .user()
+        .query(AGENT)
+        .status("202")
+        .reply(Reply::Json(schema::<InterruptSessionResponse>)),
+    Route::get("/sessions/{session_id}/messages", |m| on(m, messages))
+        .user()
+        .query(&[
+            query("agent_id"),
+            optional("before"),
+            optional("offset"),
+            optional("limit"),
+        ])
+        .ok(schema::<ListMessagesResponse>),
+    Route::get("/sessions/{session_id}/status", |m| on(m, status))
+        .user()
+        .query(AGENT)
+        .ok(schema::<SessionStatusResponse>),
+    Route::get("/sessions/{session_id}/stream", |m| {
+        on(m, super::stream::stream)
+    })
+    .user()
+    .query(&[query("agent_id"), optional("after")])
+    .event_stream(),
+];
+
+const AGENT: &[Query] = &[query("agent_id")];
 
 /// The session a request names.
 fn key<'a>(owner: &'a str, agent_id: &'a str, session_id: &'a str) -> SessionKey<'a> {

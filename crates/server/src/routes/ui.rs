@@ -5,7 +5,7 @@
 //! The UI is plain ES modules (no build step) with two vendored libraries
 //! (a markdown renderer and an HTML sanitiser, each with its license) and
 //! a small code highlighter of its own. Its
-//! pages are not API operations, so they are not in [`super::ROUTES`] nor
+//! pages are not API operations, so they are not in [`super::routes`] nor
 //! in the OpenAPI document. Every answer carries a strict
 //! Content-Security-Policy: scripts only from this origin, no inline
 //! script or style, no `eval`, no frames, no plugins, and requests only to

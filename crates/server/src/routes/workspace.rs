@@ -9,12 +9,14 @@ use axum::extract::{FromRequestParts, Multipart, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::on;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::{
     AddSkillRequest, DirectoryListing, DirectoryQuery, DownloadTokenResponse, FilePathQuery,
-    FileQuery, McpClientBody, McpClientStatus, WorkspaceQuery, WorkspaceSkill, WorkspaceStatus,
+    FileQuery, McpClientBody, McpClientStatus, UploadSkillForm, WorkspaceQuery, WorkspaceSkill,
+    WorkspaceStatus,
 };
 use crate::auth::UserId;
 use crate::download::DownloadClaims;
@@ -23,7 +25,71 @@ use crate::extract::{ApiJson, ApiQuery};
 use crate::service::workspace::{self as service, open_session, tenant_path};
 use crate::state::AppState;
 
+use super::table::{Access, Query, Route, any, optional, query, schema};
 pub(super) use service::UPLOAD_BODY_LIMIT;
+
+/// The `/workspace/` routes (the from-library ones are the library's).
+pub(super) const ROUTES: &[Route] = &[
+    Route::get("/workspace/mcp", |m| on(m, list_mcps))
+        .user()
+        .query(SESSION)
+        .ok(schema::<Vec<McpClientStatus>>),
+    Route::post("/workspace/mcp", |m| on(m, add_mcp))
+        .user()
+        .query(SESSION)
+        .body(schema::<McpClientBody>)
+        .created(any),
+    Route::delete("/workspace/mcp/{mcp_name}", |m| on(m, remove_mcp))
+        .user()
+        .query(SESSION),
+    Route::get("/workspace/skill", |m| on(m, list_skills))
+        .user()
+        .query(SESSION)
+        .ok(schema::<Vec<WorkspaceSkill>>),
+    Route::post("/workspace/skill", |m| on(m, add_skill))
+        .user()
+        .query(SESSION)
+        .body(schema::<AddSkillRequest>)
+        .created(any),
+    Route::post("/workspace/skill/upload", |m| {
+        on(m, upload_skill).layer(axum::extract::DefaultBodyLimit::max(UPLOAD_BODY_LIMIT))
+    })
+    .user()
+    .query(SESSION)
+    .form(schema::<UploadSkillForm>)
+    .created(any),
+    Route::delete("/workspace/skill/{skill_name}", |m| on(m, remove_skill))
+        .user()
+        .query(SESSION),
+    Route::get("/workspace/directories", |m| on(m, directories))
+        .user()
+        .query(&[query("agent_id"), query("session_id"), optional("path")])
+        .ok(schema::<DirectoryListing>),
+    Route::get("/workspace/status", |m| on(m, status))
+        .user()
+        .query(SESSION)
+        .ok(schema::<WorkspaceStatus>),
+    Route::post("/workspace/files/download-token", |m| on(m, download_token))
+        .user()
+        .query(FILE)
+        .ok(schema::<DownloadTokenResponse>),
+    // A download token may stand in for the caller's credentials.
+    Route::get("/workspace/files", |m| on(m, read_file))
+        .access(Access::Token)
+        .query(&[
+            query("agent_id"),
+            query("session_id"),
+            query("path"),
+            optional("download"),
+            optional("token"),
+        ])
+        .ok(any),
+];
+
+/// The session whose workspace it is.
+const SESSION: &[Query] = &[query("agent_id"), query("session_id")];
+/// A file of that workspace.
+const FILE: &[Query] = &[query("agent_id"), query("session_id"), query("path")];
 
 /// `201` with AgentScope's empty (`null`) body.
 fn created() -> (StatusCode, Json<Value>) {

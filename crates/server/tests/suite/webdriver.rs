@@ -130,15 +130,28 @@ impl Browser {
     }
 
     async fn command(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        match self.try_command(method, path, body).await {
+            Ok(value) => value,
+            Err(error) => panic!("WebDriver {path}: {error}"),
+        }
+    }
+
+    /// The command's value, or the WebDriver error it answered.
+    async fn try_command(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, Value> {
         let mut req = self.http.request(method, format!("{}{path}", self.session));
         if let Some(body) = body {
             req = req.json(&body);
         }
         let res: Value = req.send().await.unwrap().json().await.unwrap();
         if res["value"].get("error").is_some() {
-            panic!("WebDriver {path}: {}", res["value"]);
+            return Err(res["value"].clone());
         }
-        res["value"].clone()
+        Ok(res["value"].clone())
     }
 
     async fn post(&self, path: &str, body: Value) -> Value {
@@ -180,15 +193,42 @@ impl Browser {
         }
     }
 
+    /// Clicks the element `css`; one the page redraws between finding and
+    /// clicking it (a stale reference) is found again.
     pub(crate) async fn click(&self, css: &str) {
-        let el = self.find(css).await;
-        // Into the middle of its scroller, clear of sticky headers.
-        self.js(
-            "arguments[0].scrollIntoView({block: 'center'});",
-            json!([{ ELEMENT: el }]),
-        )
-        .await;
-        self.post(&format!("/element/{el}/click"), json!({})).await;
+        let started = Instant::now();
+        loop {
+            let el = self.find(css).await;
+            // Into the middle of its scroller, clear of sticky headers.
+            let scrolled = self
+                .try_command(
+                    reqwest::Method::POST,
+                    "/execute/sync",
+                    Some(json!({
+                        "script": "arguments[0].scrollIntoView({block: 'center'});",
+                        "args": [{ ELEMENT: el }],
+                    })),
+                )
+                .await;
+            let clicked = match scrolled {
+                Ok(_) => {
+                    self.try_command(
+                        reqwest::Method::POST,
+                        &format!("/element/{el}/click"),
+                        Some(json!({})),
+                    )
+                    .await
+                }
+                Err(error) => Err(error),
+            };
+            match clicked {
+                Ok(_) => return,
+                Err(error) if error["error"] == "stale element reference" => {
+                    assert!(started.elapsed() < PATIENCE, "{css:?} kept going stale");
+                }
+                Err(error) => panic!("WebDriver click {css:?}: {error}"),
+            }
+        }
     }
 
     /// Types `text` into the element `css` (`\u{E007}` is Enter).

@@ -9,15 +9,16 @@ use std::process::ExitCode;
 use oxiscope_agent::pipeline::{GoalPipeline, PipelineProtocol};
 use oxiscope_agent::{Agent, Awaiting, ReplyInput};
 use oxiscope_message::{
-    AgentEvent, ConfirmResult, Msg, ReplyFinishedReason, RequireUserConfirmEvent, ToolCallBlock,
-    ToolCallState, UserConfirmResultEvent, UserInterruptEvent,
+    AgentEvent, ConfirmResult, Msg, ReplyEnding, ReplyFinishedReason, ReplyOutcome,
+    RequireUserConfirmEvent, ToolCallBlock, ToolCallState, UserConfirmResultEvent,
+    UserInterruptEvent,
 };
 use oxiscope_permission::{PermissionRule, format_rule};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use tokio::runtime::Runtime;
 
-use super::drive::{Ending, drive};
+use super::drive::drive;
 use super::mcp_start::StatusSink;
 use super::project;
 use super::provider::ModelSettings;
@@ -211,9 +212,15 @@ impl Console {
             spinner.stop();
             self.save(rt)?;
             match ending? {
-                Ending::Finished(end) => {
-                    let reason = end.map(|e| e.finished_reason);
-                    self.failed |= reason == Some(ReplyFinishedReason::Error);
+                Some(ReplyEnding::Confirm(event)) => input = self.confirm(editor, &event)?,
+                Some(ReplyEnding::External(event)) => {
+                    println!("The reply waits for external tool results; it is interrupted.");
+                    input = UserInterruptEvent::new(event.reply_id).into();
+                }
+                ending => {
+                    let outcome = ending.map(|e| e.outcome());
+                    self.failed |=
+                        outcome == Some(ReplyOutcome::Finished(ReplyFinishedReason::Error));
                     if let Some(pipeline) = &self.pipeline {
                         let progress = rt.block_on(pipeline.progress());
                         if let Some(line) = super::goal::outcome_line(&progress) {
@@ -221,11 +228,6 @@ impl Console {
                         }
                     }
                     return Ok(());
-                }
-                Ending::Confirm(event) => input = self.confirm(editor, &event)?,
-                Ending::External(event) => {
-                    println!("The reply waits for external tool results; it is interrupted.");
-                    input = UserInterruptEvent::new(event.reply_id).into();
                 }
             }
         }

@@ -3,21 +3,12 @@
 use futures_util::StreamExt as _;
 use oxiscope_agent::ReplyInput;
 use oxiscope_agent::pipeline::{CancellationToken, PipelineProtocol};
-use oxiscope_message::{
-    AgentEvent, ReplyEndEvent, RequireExternalExecutionEvent, RequireUserConfirmEvent,
-};
+use oxiscope_message::{AgentEvent, ReplyEnding};
 
-/// How a reply stream ended.
-#[derive(Debug, Clone)]
-pub(crate) enum Ending {
-    /// With a reply end (`None`: the stream was empty, e.g. an interrupt of
-    /// an idle agent, or it was abandoned).
-    Finished(Option<ReplyEndEvent>),
-    /// Parked: these calls need the user's confirmation.
-    Confirm(RequireUserConfirmEvent),
-    /// Parked: these calls must be run outside the agent.
-    External(RequireExternalExecutionEvent),
-}
+/// How a reply stream ended: its last event, when that ends a reply;
+/// `None` when the stream was empty (an interrupt of an idle agent) or
+/// abandoned.
+pub(crate) type Ending = Option<ReplyEnding>;
 
 /// Streams the reply of `target` (an agent or a pipeline) to `input`
 /// through `on_event`. The first Ctrl+C interrupts the reply (the stream
@@ -53,12 +44,7 @@ pub(crate) async fn drive(
             }
         }
     }
-    Ok(match last {
-        Some(AgentEvent::RequireUserConfirm(e)) => Ending::Confirm(e),
-        Some(AgentEvent::RequireExternalExecution(e)) => Ending::External(e),
-        Some(AgentEvent::ReplyEnd(e)) => Ending::Finished(Some(e)),
-        _ => Ending::Finished(None),
-    })
+    Ok(last.and_then(AgentEvent::into_ending))
 }
 
 /// Ctrl+C presses (SIGINT) while a reply streams.

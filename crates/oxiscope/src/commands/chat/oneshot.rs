@@ -9,13 +9,13 @@ use clap::ValueEnum;
 use oxiscope::render::{ConsoleRenderer, RenderOptions, Verbosity};
 use oxiscope_agent::Agent;
 use oxiscope_message::{
-    ConfirmResult, ContentBlock, Msg, ReplyFinishedReason, RequireUserConfirmEvent,
+    ConfirmResult, ContentBlock, Msg, ReplyEnding, ReplyFinishedReason, RequireUserConfirmEvent,
     UserConfirmResultEvent, UserInterruptEvent,
 };
 use oxiscope_permission::format_rule;
 use tokio::runtime::Runtime;
 
-use super::drive::{Ending, drive};
+use super::drive::drive;
 use super::session::Session;
 
 /// What `-p` prints on stdout.
@@ -106,15 +106,14 @@ fn run(
     };
     let input = Msg::user("user", text)?;
     let mut ending = rt.block_on(drive(agent, input.into(), &mut on_event))?;
-    while deny_asks && let Ending::Confirm(event) = &ending {
+    while deny_asks && let Some(ReplyEnding::Confirm(event)) = &ending {
         let denial = deny_all(event);
         ending = rt.block_on(drive(agent, denial.into(), &mut on_event))?;
     }
-    let parked = match &ending {
-        Ending::Confirm(e) => Some(e.reply_id.clone()),
-        Ending::External(e) => Some(e.reply_id.clone()),
-        Ending::Finished(_) => None,
-    };
+    let parked = ending
+        .as_ref()
+        .filter(|e| e.outcome().is_parked())
+        .map(|e| e.reply_id().to_owned());
     if let Some(reply_id) = parked {
         if let Some(session) = session {
             session.save(&rt.block_on(agent.state()))?;
@@ -152,7 +151,7 @@ fn run(
         Output::Events => {}
     }
     let reason = match &ending {
-        Ending::Finished(Some(end)) => Some(end.finished_reason),
+        Some(ReplyEnding::Finished(end)) => Some(end.finished_reason),
         _ => None,
     };
     if let Some(ReplyFinishedReason::Error) = reason {
