@@ -19,6 +19,10 @@ use crate::runtime::{ChannelRuntime, store_of};
 /// How long a stopping channel may take to let go before it is aborted.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// How long a taken platform message id is remembered (platforms redeliver
+/// within minutes).
+const INBOUND_MEMORY_DAYS: i64 = 7;
+
 #[derive(Debug)]
 struct Running {
     runtime: Arc<ChannelRuntime>,
@@ -58,6 +62,7 @@ impl ChannelHost {
     /// The store's failure listing them.
     pub async fn start_enabled(&self) -> Result<usize> {
         let records = store_of(&self.engine)?.enabled_channels().await?;
+        self.spawn_pruner();
         let mut started = 0;
         for record in records {
             match self.start(record.clone()).await {
@@ -68,6 +73,30 @@ impl ChannelHost {
             }
         }
         Ok(started)
+    }
+
+    /// Forgets taken message ids older than a week, hourly, until the
+    /// engine shuts down.
+    fn spawn_pruner(&self) {
+        let engine = self.engine.clone();
+        tokio::spawn(async move {
+            let stop = engine.shutdown_token().clone();
+            loop {
+                let cutoff = (chrono::Local::now().naive_local()
+                    - chrono::Duration::days(INBOUND_MEMORY_DAYS))
+                .format("%Y-%m-%dT%H:%M:%S%.6f")
+                .to_string();
+                if let Ok(store) = store_of(&engine)
+                    && let Err(e) = store.prune_inbound(&cutoff).await
+                {
+                    tracing::warn!(error = %e, "cannot forget old inbound message ids");
+                }
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(Duration::from_secs(3600)) => {}
+                }
+            }
+        });
     }
 
     /// Runs `record` (stopping the runtime it replaces), or only stops it

@@ -54,10 +54,12 @@ impl Opener<'_> {
             if let Some(session) = storage.get_session(self.owner, &held.session_id).await? {
                 return Ok(session);
             }
-            let age = chrono::DateTime::parse_from_rfc3339(&held.created_at)
-                .map(|t| chrono::Utc::now().signed_duration_since(t))
-                .unwrap_or_default();
-            if age > chrono::Duration::seconds(10) || attempt == 49 {
+            // Stored times are the store's local `now()`.
+            let age =
+                chrono::NaiveDateTime::parse_from_str(&held.created_at, "%Y-%m-%dT%H:%M:%S%.f")
+                    .map(|t| chrono::Local::now().naive_local().signed_duration_since(t))
+                    .unwrap_or_default();
+            if age > chrono::Duration::seconds(2) || attempt >= 25 {
                 self.store
                     .release_channel_session(self.channel_id, &route.session_key)
                     .await?;

@@ -398,3 +398,31 @@ async fn two_replicas_polling_one_bot_answer_each_message_once() {
     other.stop_all().await;
     w.host.stop_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_whose_session_was_deleted_gets_a_new_one() {
+    let w = World::new().await;
+    let channel = w.start(w.to_friday()).await;
+    w.model.push(answer("one"));
+    w.telegram
+        .push_message(&private_message(1, 7, "Alice", "hi"));
+    w.telegram.wait_sent(1, WAIT).await;
+    let first = w.sessions_of(&channel).await[0].session_id.clone();
+    w.storage.delete_session("u", &first).await.unwrap();
+    w.model.push(answer("two"));
+    w.telegram
+        .push_message(&private_message(2, 7, "Alice", "still there?"));
+    let sent = w.telegram.wait_sent(2, WAIT).await;
+    assert_eq!(texts_to(&sent, 7), ["one", "two"]);
+    let sessions = w.sessions_of(&channel).await;
+    assert_eq!(sessions.len(), 1);
+    assert_ne!(sessions[0].session_id, first);
+    // The new session does not remember the deleted one's conversation.
+    let last = w.model_requests().pop().unwrap();
+    assert!(
+        !user_texts(&last).contains("\"hi\""),
+        "{}",
+        user_texts(&last)
+    );
+    w.host.stop_all().await;
+}
