@@ -1,5 +1,14 @@
-//! Who is calling: API keys (`Authorization: Bearer`), or — only when the
-//! operator asks for it — AgentScope's development header `X-User-ID`.
+//! Who is calling: API keys or JWTs (`Authorization: Bearer`), or — only
+//! when the operator asks for it — AgentScope's development header
+//! `X-User-ID`.
+
+mod jwks;
+mod jwt;
+mod provider;
+
+pub use jwt::{Jwt, JwtConfig, JwtError};
+pub(crate) use provider::DynAuth;
+pub use provider::{ApiKeys, AuthError, AuthProvider, DevHeader};
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -15,6 +24,7 @@ use crate::state::AppState;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthMode {
     /// `Authorization: Bearer <key>`; keys are stored as SHA-256 hashes.
+    /// With a [`Jwt`] verifier configured, JWTs of its issuer too.
     ApiKeys,
     /// Trust the `X-User-ID` header, as AgentScope's service does. For
     /// development only: anyone can claim any user.
@@ -48,38 +58,7 @@ impl FromRequestParts<AppState> for UserId {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        match state.auth_mode() {
-            AuthMode::DevHeader => {
-                let Some(value) = parts.headers.get("x-user-id") else {
-                    return Err(ApiError::invalid(
-                        &["header", "x-user-id"],
-                        "Field required",
-                        "missing",
-                    ));
-                };
-                let user = value.to_str().unwrap_or_default().trim();
-                if user.is_empty() {
-                    return Err(ApiError::Unauthorized(
-                        "X-User-ID header is required.".to_owned(),
-                    ));
-                }
-                Ok(Self(user.to_owned()))
-            }
-            AuthMode::ApiKeys => {
-                let key = parts
-                    .headers
-                    .get(axum::http::header::AUTHORIZATION)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.strip_prefix("Bearer "))
-                    .map(str::trim)
-                    .filter(|k| !k.is_empty())
-                    .ok_or_else(|| ApiError::Unauthorized("Not authenticated".to_owned()))?;
-                let record = state.storage().find_api_key(&hash_api_key(key)).await?;
-                record
-                    .map(|r| Self(r.user_id))
-                    .ok_or_else(|| ApiError::Unauthorized("Invalid API key".to_owned()))
-            }
-        }
+        Ok(state.auth().authenticate(&parts.headers).await?)
     }
 }
 

@@ -61,7 +61,10 @@ mod upload;
 /// The engine under the routes, by the name the routes use.
 pub(crate) use oxiscope_session as service;
 
-pub use auth::{AuthMode, UserId, generate_api_key, hash_api_key};
+pub use auth::{
+    ApiKeys, AuthError, AuthMode, AuthProvider, DevHeader, Jwt, JwtConfig, JwtError, UserId,
+    generate_api_key, hash_api_key,
+};
 pub use error::{ApiError, ApiResult};
 pub use extract::{ApiJson, ApiQuery};
 pub use listen::{ListenLimits, listen, raise_open_file_limit};

@@ -31,6 +31,9 @@ const NO_DECLARED_404: &[&str] = &[
 /// The name of the API-key scheme in `components.securitySchemes`.
 const API_KEY_SCHEME: &str = "APIKey";
 
+/// The name of the JWT scheme, when the server accepts JWTs.
+const JWT_SCHEME: &str = "JWT";
+
 /// One operation, its schemas written.
 struct Op {
     verb: Verb,
@@ -47,6 +50,12 @@ struct Op {
 /// The OpenAPI 3.1 document of the service under `auth`.
 #[must_use]
 pub fn document(auth: AuthMode) -> Value {
+    document_for(auth, false)
+}
+
+/// The document of a server under `auth` that, with `jwt`, accepts JWT
+/// bearer tokens besides API keys.
+pub(crate) fn document_for(auth: AuthMode, jwt: bool) -> Value {
     let mut settings = SchemaSettings::draft2020_12();
     settings.definitions_path = "/components/schemas".into();
     let mut g = settings.into_generator();
@@ -119,6 +128,15 @@ pub fn document(auth: AuthMode) -> Value {
             "description": "An API key from `oxiscope keys create`, as `Authorization: Bearer <key>`.",
         }});
         doc["security"] = json!([{API_KEY_SCHEME: []}]);
+        if jwt {
+            doc["components"]["securitySchemes"][JWT_SCHEME] = json!({
+                "type": "http",
+                "scheme": "bearer",
+                "bearerFormat": "JWT",
+                "description": "A JWT of the configured issuer, as `Authorization: Bearer <token>`.",
+            });
+            doc["security"] = json!([{API_KEY_SCHEME: []}, {JWT_SCHEME: []}]);
+        }
     }
     doc
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use oxiscope_session::{Engine, EngineConfig, Sealer};
 use oxiscope_storage::{MessageBus, Storage};
 
-use crate::auth::AuthMode;
+use crate::auth::{ApiKeys, AuthMode, DevHeader, DynAuth, Jwt};
 
 /// How the service is set up: the engine's settings and the edge's.
 #[derive(Debug, Clone)]
@@ -16,6 +16,9 @@ pub struct ServerConfig {
     pub engine: EngineConfig,
     /// How callers authenticate.
     pub auth: AuthMode,
+    /// Under [`AuthMode::ApiKeys`], JWT bearer tokens verified by this
+    /// are accepted besides API keys.
+    pub jwt: Option<Arc<Jwt>>,
     /// Origins allowed by CORS; empty means CORS is off.
     pub cors_origins: Vec<String>,
     /// Where the server listens. Under [`AuthMode::DevHeader`] a request's
@@ -44,6 +47,7 @@ impl ServerConfig {
         Self {
             engine: EngineConfig::new(data_dir),
             auth: AuthMode::ApiKeys,
+            jwt: None,
             cors_origins: Vec::new(),
             listen_addr: None,
             heartbeat: Duration::from_secs(30),
@@ -65,6 +69,14 @@ impl ServerConfig {
     pub fn with_engine(mut self, change: impl FnOnce(EngineConfig) -> EngineConfig) -> Self {
         self.engine = change(self.engine);
         self
+    }
+
+    /// The sessions' agents get `recipes`: the embedding application's
+    /// tools and middleware, for every agent or by name (see
+    /// [`oxiscope_session::recipe`]).
+    #[must_use]
+    pub fn with_recipes(self, recipes: oxiscope_session::Recipes) -> Self {
+        self.with_engine(|c| c.with_recipes(recipes))
     }
 
     /// Team workers are made from `templates`.
@@ -145,6 +157,14 @@ impl ServerConfig {
         self
     }
 
+    /// Accepts JWT bearer tokens that `jwt` verifies, besides API keys
+    /// (under [`AuthMode::ApiKeys`]).
+    #[must_use]
+    pub fn with_jwt(mut self, jwt: Arc<Jwt>) -> Self {
+        self.jwt = Some(jwt);
+        self
+    }
+
     /// Another heartbeat interval.
     #[must_use]
     pub fn with_heartbeat(mut self, heartbeat: Duration) -> Self {
@@ -171,6 +191,10 @@ impl ServerConfig {
 #[derive(Debug)]
 pub(crate) struct Edge {
     pub(crate) auth: AuthMode,
+    /// Who a request's headers name.
+    pub(crate) provider: DynAuth,
+    /// Whether JWT bearer tokens are accepted.
+    pub(crate) jwt: bool,
     pub(crate) cors_origins: Vec<String>,
     pub(crate) listen_addr: Option<std::net::SocketAddr>,
     pub(crate) heartbeat: Duration,
@@ -199,6 +223,7 @@ impl AppState {
         let ServerConfig {
             engine,
             auth,
+            jwt,
             cors_origins,
             listen_addr,
             heartbeat,
@@ -206,6 +231,11 @@ impl AppState {
             trust_traceparent,
             channels,
         } = config;
+        let accepts_jwt = jwt.is_some() && auth == AuthMode::ApiKeys;
+        let provider: DynAuth = match auth {
+            AuthMode::ApiKeys => Arc::new(ApiKeys::new(Arc::clone(&storage), jwt)),
+            AuthMode::DevHeader => Arc::new(DevHeader),
+        };
         let engine = Engine::new(storage, bus, sealer, engine);
         let channels = oxiscope_channel::ChannelHost::new(
             engine.clone(),
@@ -215,6 +245,8 @@ impl AppState {
             engine,
             edge: Arc::new(Edge {
                 auth,
+                provider,
+                jwt: accepts_jwt,
                 cors_origins,
                 listen_addr,
                 heartbeat,
@@ -242,8 +274,9 @@ impl AppState {
         &self.edge
     }
 
-    pub(crate) fn auth_mode(&self) -> AuthMode {
-        self.edge.auth
+    /// Who a request's headers name.
+    pub(crate) fn auth(&self) -> &DynAuth {
+        &self.edge.provider
     }
 }
 

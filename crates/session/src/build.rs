@@ -129,6 +129,7 @@ pub async fn build_agent(
         }
         None => builder,
     };
+    let workspace_handle = Arc::clone(&workspace);
     let (builder, mcp) = oxiscope_workspace::equip(
         builder,
         workspace,
@@ -158,6 +159,23 @@ pub async fn build_agent(
     ));
     // The team tools, by the session's role in a team (if any).
     let builder = builder.middleware(super::team::team_middleware(state, agent, session).await?);
+    // What the application embedding the service adds, last of the
+    // service's own layers.
+    let recipes = &state.config().recipes;
+    let builder = if recipes.is_empty() {
+        builder
+    } else {
+        recipes.apply(
+            builder,
+            &crate::recipe::RecipeContext {
+                user_id: &session.user_id,
+                agent_id: &session.agent_id,
+                session_id: &session.id,
+                agent: &agent_spec,
+                workspace: &workspace_handle,
+            },
+        )?
+    };
     let builder = match &state.config().span_exporter {
         Some(exporter) => builder.middleware(crate::otel::session_tracing(
             Arc::clone(exporter),

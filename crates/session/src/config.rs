@@ -83,6 +83,9 @@ pub struct EngineConfig {
     /// error. [`oxiscope_agent::ReplyLimits::default`] (4 MiB each) by
     /// default.
     pub reply_limits: oxiscope_agent::ReplyLimits,
+    /// What the embedding application adds to its sessions' agents (see
+    /// [`crate::recipe`]); none by default.
+    pub recipes: crate::recipe::Recipes,
 }
 
 impl EngineConfig {
@@ -111,10 +114,18 @@ impl EngineConfig {
             agentic_memory: None,
             reply_budget: None,
             reply_limits: oxiscope_agent::ReplyLimits::default(),
+            recipes: crate::recipe::Recipes::default(),
         }
     }
 
     /// Defaults for `data_dir`: API keys, CORS off, 30 s heartbeats, 60 s
+    /// The sessions' agents get `recipes`.
+    #[must_use]
+    pub fn with_recipes(mut self, recipes: crate::recipe::Recipes) -> Self {
+        self.recipes = recipes;
+        self
+    }
+
     /// Team workers are made from `templates`.
     #[must_use]
     pub fn with_team_templates(mut self, templates: crate::team::TeamTemplates) -> Self {

@@ -49,6 +49,7 @@ pub mod offload;
 pub mod otel;
 mod policy;
 mod pyjson;
+pub mod recipe;
 pub mod records;
 pub mod run;
 pub mod run_slots;
@@ -78,6 +79,7 @@ pub use lifecycle::{MAX_PAGE, Page};
 pub use naming::{SessionTitles, default_name};
 pub use policy::{QuotaWindow, TenantPolicy, mode_within, schedule_mode_within};
 pub use pyjson::to_python_json;
+pub use recipe::{AgentRecipe, ExtraTools, RecipeContext, Recipes};
 pub use run::{
     RunRequest, Submitted, forget_session, interrupt, push_inbox, queue, start_run, wake,
 };

@@ -21,6 +21,9 @@ use super::store::describe_store;
 use super::store::{data_dir, database_url, open_storage, prepare_data_dir, without_password};
 use oxiscope_workspace::{Isolation, SandboxConfig};
 
+#[path = "serve_jwt.rs"]
+mod jwt;
+
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// The address to listen on.
@@ -236,6 +239,8 @@ pub(crate) struct ServeArgs {
     /// on behind a gateway that sets the header itself.
     #[arg(long)]
     otlp_trust_traceparent: bool,
+    #[command(flatten)]
+    jwt: jwt::JwtArgs,
     #[command(flatten)]
     listen: ListenArgs,
     #[command(flatten)]
@@ -513,6 +518,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let storage = open_storage(args.database_url.as_deref(), &dir).await?;
     let shared = database_url(args.database_url.as_deref()).is_some_and(|u| is_postgres_url(&u));
     let sealer = load_sealer(args.key_file.as_deref(), &dir, shared)?;
+    let jwt = args.jwt.verifier(args.dev_auth)?;
     let auth = if args.dev_auth {
         eprintln!(
             "WARNING: --dev-auth is on: every request may claim any user with the X-User-ID \
@@ -603,6 +609,17 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         .with_hubs(args.hubs.iter().map(|h| HubSource::parse(h)).collect())
         .with_channels(channel_types())
         .with_listen_addr(addr);
+    let config = match jwt {
+        Some(jwt) => {
+            eprintln!(
+                "oxiscope serve: accepting JWTs of {} for audience {}",
+                jwt.config().issuer,
+                jwt.config().audience
+            );
+            config.with_jwt(jwt)
+        }
+        None => config,
+    };
     let otlp = match OtlpConfig::from_env(args.otlp_endpoint.as_deref()) {
         Some(otlp) => {
             eprintln!(

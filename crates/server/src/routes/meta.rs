@@ -81,7 +81,8 @@ fn card_list<T: serde::Serialize, E: std::fmt::Display>(
 
 /// `GET /openapi.json`: the document of this server's authentication mode.
 pub(super) async fn openapi(State(state): State<AppState>) -> Json<Value> {
-    Json(crate::openapi::document(state.edge().auth))
+    let edge = state.edge();
+    Json(crate::openapi::document_for(edge.auth, edge.jwt))
 }
 
 /// Any other path: FastAPI's 404 body.

@@ -6,6 +6,7 @@ mod common;
 mod dev_auth;
 mod health;
 mod hitl;
+mod jwt;
 mod knowledge;
 mod knowledge_offline;
 mod knowledge_pgvector;

@@ -32,6 +32,9 @@ pub struct AgentSpec {
     pub permission_mode: Option<PermissionMode>,
     /// `source`: who made it when not the user (`"team"`).
     pub source: Option<String>,
+    /// `recipe`: the server's named recipe the agent is built with (see
+    /// [`crate::recipe`]).
+    pub recipe: Option<String>,
 }
 
 /// An agent's `invite_config`.
@@ -86,6 +89,7 @@ impl AgentSpec {
             invite,
             permission_mode: Parsed::of(raw.get("permission_mode")).ok().copied(),
             source: text(&raw, SOURCE_KEY),
+            recipe: text(&raw, "recipe"),
             raw,
         }
     }

@@ -1,2 +1,3 @@
+mod recipes;
 mod sessions;
 mod world;
