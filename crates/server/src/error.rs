@@ -85,6 +85,20 @@ impl From<oxiscope_session::HubError> for ApiError {
     }
 }
 
+/// A channel's refusal: what the request got wrong is a 422 at its body,
+/// an unknown type a 400; the engine's as the engine's.
+impl From<oxiscope_channel::Error> for ApiError {
+    fn from(e: oxiscope_channel::Error) -> Self {
+        use oxiscope_channel::Error as E;
+        match e {
+            E::Invalid(d) => Self::invalid(&["body"], d, "value_error"),
+            E::UnknownType(t) => Self::BadRequest(format!("Unknown channel type: {t}")),
+            E::Session(e) => e.into(),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
 /// The one place the engine's refusals become HTTP statuses.
 impl From<oxiscope_session::SessionError> for ApiError {
     fn from(e: oxiscope_session::SessionError) -> Self {

@@ -39,8 +39,12 @@
 //! [`Storage`]: oxiscope_storage::Storage
 //! [`MessageBus`]: oxiscope_storage::MessageBus
 
+/// IM channels: the types a server accepts are given with
+/// [`ServerConfig::with_channels`].
+pub use oxiscope_channel as channel;
 pub use oxiscope_session::api;
 mod auth;
+mod channel_api;
 mod download;
 mod error;
 mod extract;

@@ -18,7 +18,15 @@ use crate::routes::{Access, OFF, OffAnswer, Query, Reply, Verb, routes};
 
 /// Tags whose operations declare no `404` in AgentScope's document (and
 /// our `usage` extension, which has none).
-const NO_DECLARED_404: &[&str] = &["workspace", "mcp", "skill", "hub", "usage", "health"];
+const NO_DECLARED_404: &[&str] = &[
+    "workspace",
+    "mcp",
+    "skill",
+    "hub",
+    "usage",
+    "health",
+    "channels",
+];
 
 /// The name of the API-key scheme in `components.securitySchemes`.
 const API_KEY_SCHEME: &str = "APIKey";

@@ -44,6 +44,16 @@ pub async fn serve(
     // Background tool calls: heartbeats, and those of stopped processes
     // (this one's previous run included) are reported or delivered.
     let keeper = crate::service::offload::spawn_keeper(state.engine().clone());
+    // Every enabled channel connects (each message is handled once across
+    // replicas).
+    let channels = state.clone();
+    tokio::spawn(async move {
+        match channels.channels().start_enabled().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(channels = n, "channels started"),
+            Err(e) => tracing::error!("cannot start the channels: {e}"),
+        }
+    });
     let recovering = state.clone();
     tokio::spawn(async move {
         if let Err(e) = recovering.recover_background_tasks().await {
@@ -55,6 +65,7 @@ pub async fn serve(
         stopping.shutdown().await;
     };
     listen(listener, router, limits, shutdown).await?;
+    state.channels().stop_all().await;
     sweeper.abort();
     takeover.abort();
     scheduler.abort();

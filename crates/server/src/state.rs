@@ -35,6 +35,8 @@ pub struct ServerConfig {
     /// spans into a trace of its choosing (another tenant's, or the
     /// operator's); turn it on behind a gateway that sets the header.
     pub trust_traceparent: bool,
+    /// The IM channel types tenants may connect (none: channels are off).
+    pub channels: oxiscope_channel::Registry,
 }
 
 impl ServerConfig {
@@ -51,7 +53,15 @@ impl ServerConfig {
             heartbeat: Duration::from_secs(30),
             download_token_ttl: Duration::from_secs(60),
             trust_traceparent: false,
+            channels: oxiscope_channel::Registry::new(),
         }
+    }
+
+    /// Tenants may connect channels of the types in `registry`.
+    #[must_use]
+    pub fn with_channels(mut self, registry: oxiscope_channel::Registry) -> Self {
+        self.channels = registry;
+        self
     }
 
     /// Changes the engine's settings.
@@ -190,6 +200,7 @@ pub(crate) struct Edge {
     pub(crate) heartbeat: Duration,
     pub(crate) download_token_ttl: Duration,
     pub(crate) trust_traceparent: bool,
+    pub(crate) channels: oxiscope_channel::ChannelHost,
 }
 
 /// What every handler shares: the [`Engine`] (reached through `Deref`)
@@ -218,14 +229,20 @@ impl AppState {
             heartbeat,
             download_token_ttl,
             trust_traceparent,
+            channels,
         } = config;
         let accepts_jwt = jwt.is_some() && auth == AuthMode::ApiKeys;
         let provider: DynAuth = match auth {
             AuthMode::ApiKeys => Arc::new(ApiKeys::new(Arc::clone(&storage), jwt)),
             AuthMode::DevHeader => Arc::new(DevHeader),
         };
+        let engine = Engine::new(storage, bus, sealer, engine);
+        let channels = oxiscope_channel::ChannelHost::new(
+            engine.clone(),
+            oxiscope_channel::Channels::new(engine.clone(), channels),
+        );
         Self {
-            engine: Engine::new(storage, bus, sealer, engine),
+            engine,
             edge: Arc::new(Edge {
                 auth,
                 provider,
@@ -235,8 +252,15 @@ impl AppState {
                 heartbeat,
                 download_token_ttl,
                 trust_traceparent,
+                channels,
             }),
         }
+    }
+
+    /// The channels this replica runs.
+    #[must_use]
+    pub fn channels(&self) -> &oxiscope_channel::ChannelHost {
+        &self.edge.channels
     }
 
     /// The engine behind the routes.

@@ -38,6 +38,8 @@ pub enum Purpose {
     Credential,
     /// A stored library MCP server config (it holds its secrets).
     LibraryMcp,
+    /// A stored IM channel's platform credentials.
+    Channel,
     /// A capability token of the kind named (a download link).
     Token(&'static str),
 }
@@ -48,6 +50,7 @@ impl Purpose {
         match self {
             Self::Credential => "credential",
             Self::LibraryMcp => "library-mcp",
+            Self::Channel => "channel",
             Self::Token(_) => "token",
         }
     }

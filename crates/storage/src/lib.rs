@@ -49,6 +49,8 @@
 mod api_key_sql;
 mod background;
 mod bus;
+mod channel;
+mod channel_sql;
 mod columns;
 mod error;
 mod journal;
@@ -73,6 +75,7 @@ pub use bus::{
     BusEvent, Cursor, DEFAULT_REPLAY_LOG_BYTES, EventStream, InMemoryBus, InvalidCursor,
     MessageBus, RedisBus, RedisBusOptions, Release, Retained, Retention, RunLease,
 };
+pub use channel::{ChannelChatRecord, ChannelRecord, ChannelSessionRecord, ChannelStore};
 pub use error::{Error, Result};
 pub use journal::{RESULT_LIMIT, ToolCallRecord, cap_text};
 pub use knowledge::{KnowledgeBaseRecord, KnowledgeDocumentRecord};

@@ -596,6 +596,10 @@ macro_rules! impl_storage {
                 ) -> BoxFuture<'a, Result<Option<String>>> {
                     Box::pin(self.session_team_get(user_id, session_id))
                 }
+
+                fn channels(&self) -> Option<&dyn $crate::ChannelStore> {
+                    Some(self)
+                }
             }
         };
     };

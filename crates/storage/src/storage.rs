@@ -642,4 +642,9 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         user_id: &'a str,
         session_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<String>>>;
+
+    /// The store of IM channels, when this backend keeps them.
+    fn channels(&self) -> Option<&dyn crate::ChannelStore> {
+        None
+    }
 }

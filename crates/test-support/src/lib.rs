@@ -25,6 +25,7 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod discord;
 mod fake_server;
 pub mod fixtures;
 mod leak;
@@ -34,6 +35,8 @@ mod script;
 mod scripted;
 pub mod servers;
 mod skip;
+pub mod slack;
+pub mod telegram;
 
 pub use fake_server::{FakeServer, RecordedRequest};
 pub use leak::{PROC_SWEEP, host_env_pairs, leaked_env_pair};

@@ -607,6 +607,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         .with_auth(auth)
         .with_cors_origins(args.cors_origins.clone())
         .with_hubs(args.hubs.iter().map(|h| HubSource::parse(h)).collect())
+        .with_channels(channel_types())
         .with_listen_addr(addr);
     let config = match jwt {
         Some(jwt) => {
@@ -710,6 +711,14 @@ async fn shutdown_signal() {
         () = term => {}
     }
     eprintln!("oxiscope serve: shutting down (interrupting running replies)");
+}
+
+/// The IM channel types tenants may connect.
+fn channel_types() -> oxiscope_server::channel::Registry {
+    oxiscope_server::channel::Registry::new()
+        .with(oxiscope_server::channel::telegram::Telegram::new())
+        .with(oxiscope_server::channel::slack::Slack::new())
+        .with(oxiscope_server::channel::discord::Discord::new())
 }
 
 #[cfg(test)]

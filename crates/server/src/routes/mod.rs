@@ -1,6 +1,7 @@
 //! The router: AgentScope's paths and methods, from one table.
 
 pub(crate) mod agent;
+mod channel;
 mod chat;
 mod credential;
 mod health;
@@ -48,6 +49,7 @@ const FAMILIES: &[&[Route]] = &[
     workspace::ROUTES,
     knowledge::ROUTES,
     schedule::ROUTES,
+    channel::ROUTES,
 ];
 
 /// Every served route, in table order.

@@ -1,5 +1,5 @@
-//! AgentScope routes of features this server does not run: SOPs,
-//! channels, realtime voice. Each answers the way AgentScope
+//! AgentScope routes of features this server does not run: SOPs and
+//! realtime voice. Each answers the way AgentScope
 //! answers for a feature that is turned off — a list route with an empty
 //! list, anything else with `503` and a `detail` saying what
 //! is missing — so a client built for AgentScope (its web UI polls several
@@ -57,8 +57,6 @@ pub(crate) type OffRoute = (Verb, &'static str, bool, Answer);
 const SOP: Answer = Answer::Unavailable(
     "SOPs are not available on this server: this version of oxiscope does not run SOPs.",
 );
-const CHANNELS: Answer =
-    Answer::Unavailable("Channels are not enabled on this server: no channel type is configured.");
 const REALTIME: Answer = Answer::Unavailable(
     "Realtime voice is not available on this server: this version of oxiscope has no \
      realtime models.",
@@ -104,25 +102,6 @@ pub(crate) const OFF: &[OffRoute] = {
             true,
             REALTIME,
         ),
-        (Get, "/channels/types", false, Answer::Empty("[]")),
-        (Get, "/channels/", true, Answer::Empty("[]")),
-        (Post, "/channels/", true, CHANNELS),
-        (Post, "/channels/bindings", true, CHANNELS),
-        (Get, "/channels/bindings/{binding_id}", true, CHANNELS),
-        (
-            Post,
-            "/channels/bindings/{binding_id}/cancel",
-            true,
-            CHANNELS,
-        ),
-        (Get, "/channels/{channel_id}", true, CHANNELS),
-        (Patch, "/channels/{channel_id}", true, CHANNELS),
-        (Delete, "/channels/{channel_id}", true, CHANNELS),
-        (Post, "/channels/{channel_id}/enable", true, CHANNELS),
-        (Post, "/channels/{channel_id}/disable", true, CHANNELS),
-        (Get, "/channels/{channel_id}/status", true, CHANNELS),
-        (Get, "/channels/{channel_id}/sessions", true, CHANNELS),
-        (Get, "/channels/{channel_id}/chat_ids", true, CHANNELS),
     ]
 };
 

@@ -1,5 +1,6 @@
 mod attacks;
 mod bounded;
+mod channels;
 mod chat;
 mod common;
 mod dev_auth;

@@ -28,6 +28,7 @@ const GROUPS: &[&str] = &[
     "/hub/",
     "/embedding-model/",
     "/tts-model/",
+    "/channels/",
 ];
 
 /// Reference operations we do not serve, and why.

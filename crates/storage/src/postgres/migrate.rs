@@ -40,6 +40,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         9,
         include_str!("../../migrations_postgres/0009_schedule_next_check.sql"),
     ),
+    (
+        10,
+        include_str!("../../migrations_postgres/0010_channels.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations hold (`"oxiscope"` in ASCII).

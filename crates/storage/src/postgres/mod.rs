@@ -2,6 +2,7 @@
 //! one database: see [`PostgresStorage`].
 
 mod background;
+mod channels;
 mod journal;
 mod knowledge;
 mod library;

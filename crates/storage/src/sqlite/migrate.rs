@@ -21,6 +21,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         9,
         include_str!("../../migrations/0009_schedule_next_check.sql"),
     ),
+    (10, include_str!("../../migrations/0010_channels.sql")),
 ];
 
 /// Applies the migrations the database has not seen yet.

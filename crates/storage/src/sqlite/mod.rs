@@ -1,6 +1,7 @@
 //! The embedded default store: one SQLite file in WAL mode.
 
 mod background;
+mod channels;
 mod journal;
 mod knowledge;
 mod library;

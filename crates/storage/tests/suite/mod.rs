@@ -5,6 +5,7 @@ mod bus_backend;
 mod bus_limits;
 mod bus_redis;
 mod bus_runs;
+mod channels;
 mod journal;
 mod knowledge;
 mod library;

@@ -1,0 +1,3 @@
+//! Channels driven end to end over fake platforms and a fake model.
+
+mod suite;

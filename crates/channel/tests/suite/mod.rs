@@ -1,0 +1,5 @@
+mod discord;
+mod records;
+mod slack;
+mod telegram;
+mod world;
