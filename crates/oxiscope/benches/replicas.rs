@@ -32,6 +32,12 @@
 //! | 2 | 2329 / 1479 | 214.6 / 154.4 | 48.1 / 65.4 ms | 184.4 / 193.9 ms |
 //! | 3 | 1632 / 1164 | 190.6 / 148.1 | 55.5 / 69.5 ms | 216.7 / 242.9 ms |
 //!
+//! The engine split (#30), measured in one run with this harness against
+//! the commit before it (`OXISCOPE_BENCH_BIN`, 1 replica, 1,000 sessions,
+//! 2026-12-02, machine shared with other builds), two runs alternating:
+//! before 220.4 / 202.5 replies/s (token->SSE p99 61.3 / 71.9 ms), after
+//! 220.5 / 205.5 replies/s (p99 61.1 / 69.9 ms): not slower.
+//!
 //! 1,000 replies completed at every count, none failed. On two cores more
 //! replicas add processes, not CPU: throughput stays flat, and a
 //! subscriber on another process than the run costs about 25 ms more at
@@ -105,11 +111,22 @@ struct Replica {
 
 impl Replica {
     fn start(dir: &Path, shared: &[&str]) -> Self {
+        // One user runs every chat: the policy lets it run as many at
+        // once as the benchmark keeps in flight.
+        let policy = dir.join("bench-policy.toml");
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(
+            &policy,
+            format!("max_concurrent_runs_per_user = {IN_FLIGHT}\nmax_live_workspaces_per_user = 100000\n"),
+        )
+        .unwrap();
         let mut child = Command::new(bin())
             .args(["serve", "--addr", "127.0.0.1:0", "--dev-auth"])
             .arg("--allow-private-model-endpoints")
             .args(["--workspace", "local", "--session-titles", "excerpt"])
             .args(["--log-level", "warn"])
+            .arg("--policy")
+            .arg(&policy)
             .arg("--data-dir")
             .arg(dir)
             .args(shared)
