@@ -59,7 +59,7 @@ pub(crate) fn runtime_hint(
         return None;
     }
     let mut fields: Vec<String> = Vec::new();
-    let (offset, zone_label) = zone(&config.timezone);
+    let (offset, zone_label) = zone(&config.timezone, facts.now);
     let local = facts.now.with_timezone(&offset).naive_local();
     let time_due = last_injected_time(config, context).is_none_or(|last| {
         (local - last)
@@ -204,15 +204,21 @@ fn normalise(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.trim().to_owned()))
 }
 
-/// `UTC` or a fixed offset such as `+02:00`; other names fall back to UTC
-/// (there is no time-zone database in the build) and say so in the label.
-fn zone(name: &str) -> (FixedOffset, String) {
+/// The offset in force at `now` for `name`: `UTC`, a fixed offset such as
+/// `+02:00`, or an IANA zone such as `Asia/Shanghai` (daylight saving
+/// applied). An unknown name falls back to UTC and the label says `UTC`,
+/// so the model is never told a zone whose time it was not given.
+fn zone(name: &str, now: DateTime<Utc>) -> (FixedOffset, String) {
     let utc = FixedOffset::east_opt(0).unwrap_or_else(|| Utc.fix());
+    let name = name.trim();
     if name.eq_ignore_ascii_case("utc") || name.is_empty() {
         return (utc, "UTC".to_owned());
     }
-    match name.parse::<FixedOffset>() {
-        Ok(offset) => (offset, name.to_owned()),
+    if let Ok(offset) = name.parse::<FixedOffset>() {
+        return (offset, name.to_owned());
+    }
+    match name.parse::<chrono_tz::Tz>() {
+        Ok(tz) => (now.with_timezone(&tz).offset().fix(), tz.name().to_owned()),
         Err(_) => (utc, "UTC".to_owned()),
     }
 }
@@ -331,5 +337,31 @@ mod tests {
         };
         let hint = runtime_hint(&config, &[], at(10, 0)).unwrap();
         assert!(hint.contains("T12:00:00") && hint.contains("<timezone>+02:00</timezone>"));
+    }
+
+    #[test]
+    fn named_zones_use_the_offset_in_force() {
+        let config = InjectionConfig {
+            timezone: "Europe/Berlin".into(),
+            ..InjectionConfig::default()
+        };
+        // 30 November: standard time, UTC+1.
+        let winter = runtime_hint(&config, &[], at(10, 0)).unwrap();
+        assert!(winter.contains("T11:00:00"), "{winter}");
+        assert!(winter.contains("<timezone>Europe/Berlin</timezone>"));
+        // 1 July: summer time, UTC+2.
+        let summer_now = Utc.with_ymd_and_hms(2026, 7, 1, 10, 0, 0).unwrap();
+        let summer = runtime_hint(&config, &[], summer_now).unwrap();
+        assert!(summer.contains("T12:00:00"), "{summer}");
+    }
+
+    #[test]
+    fn unknown_zones_fall_back_to_utc_and_say_so() {
+        let config = InjectionConfig {
+            timezone: "Mars/Olympus".into(),
+            ..InjectionConfig::default()
+        };
+        let hint = runtime_hint(&config, &[], at(10, 0)).unwrap();
+        assert!(hint.contains("T10:00:00") && hint.contains("<timezone>UTC</timezone>"));
     }
 }
