@@ -58,6 +58,10 @@ pub(crate) async fn run(
     let mut guard = inner.state.lock().await;
     let state = &mut *guard;
     let mut em = Emitter::new(tx);
+    // `stop_on_reject`: a denial in the user's answer ends the reply once
+    // the calls the user did allow have run, instead of asking the model.
+    let stop_after_tools = inner.react.stop_on_reject
+        && matches!(&input, ReplyInput::Confirm(e) if e.confirm_results.iter().any(|r| !r.confirmed));
     let go = match crate::start::begin(&inner, state, input, schema, &mut em).await {
         Begun::Nothing => return,
         Begun::Refused(reply_id, e) => {
@@ -77,7 +81,7 @@ pub(crate) async fn run(
     };
     let mut run = Run::open(&inner, state, em, cancel).await;
     let outcome = match go {
-        Go::Loop => run.drive(state).await,
+        Go::Loop => run.drive(state, stop_after_tools).await,
         Go::Interrupt => run.interrupted().await,
         Go::Fail(e) => Err(e),
     };
@@ -99,8 +103,14 @@ pub(crate) async fn run(
 }
 
 impl Run<'_> {
-    /// The loop: decide, reason or act, until the reply ends or parks.
-    async fn drive(&mut self, state: &mut AgentState) -> Result<Ending, AgentError> {
+    /// The loop: decide, reason or act, until the reply ends or parks;
+    /// with `stop_after_tools` it ends, completed, once no call is left
+    /// to run or waiting.
+    async fn drive(
+        &mut self,
+        state: &mut AgentState,
+        stop_after_tools: bool,
+    ) -> Result<Ending, AgentError> {
         // Whether the last model call answered without calling tools.
         let mut answered = false;
         loop {
@@ -124,6 +134,9 @@ impl Run<'_> {
             }
             if parked {
                 return Ok(Ending::Parked);
+            }
+            if stop_after_tools {
+                return Ok(Ending::Finished(ReplyFinishedReason::Completed, None));
             }
             let output_due = state.reply_context.structured_schema.is_some()
                 && state.reply_context.structured_output.is_none();

@@ -279,3 +279,45 @@ async fn a_resume_that_does_not_fit_is_refused_once_and_changes_nothing() {
         "{refused}"
     );
 }
+
+#[tokio::test]
+async fn stop_on_reject_ends_the_reply_at_a_denial() {
+    let model = scripted(vec![
+        ScriptedTurn::tool_call("c1", "delete_file", r#"{"path": "a"}"#),
+        ScriptedTurn::text("Okay, I won't."),
+    ]);
+    let dynamic: std::sync::Arc<dyn oxiscope_model::DynChatModel> = model.clone();
+    let agent = oxiscope_agent::Agent::builder("Friday", dynamic)
+        .toolkit(toolkit())
+        .workdir(std::env::temp_dir())
+        .react_config(oxiscope_agent::ReActConfig {
+            stop_on_reject: true,
+            ..oxiscope_agent::ReActConfig::default()
+        })
+        .build()
+        .unwrap();
+    let (reply_id, calls) = asked(&collect(agent.reply_stream(user("rm a"))).await);
+    let answer = UserConfirmResultEvent::new(
+        reply_id,
+        vec![ConfirmResult {
+            confirmed: false,
+            tool_call: calls[0].clone(),
+            rules: None,
+        }],
+    );
+    let events = collect(agent.reply_stream(answer)).await;
+    match events.last() {
+        Some(AgentEvent::ReplyEnd(end)) => {
+            assert_eq!(end.finished_reason, ReplyFinishedReason::Completed);
+        }
+        other => panic!("expected the reply to end, got {other:?}"),
+    }
+    // The denied call has its result and the model was not asked again.
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::ToolResultEnd(end) if end.state == ToolResultState::Denied)));
+    assert_eq!(
+        model.remaining(),
+        1,
+        "the model must not be called after the denial"
+    );
+}
