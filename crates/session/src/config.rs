@@ -86,6 +86,10 @@ pub struct EngineConfig {
     /// What the embedding application adds to its sessions' agents (see
     /// [`crate::recipe`]); none by default.
     pub recipes: crate::recipe::Recipes,
+    /// Who may see, use and change other users' credentials, agents and
+    /// knowledge bases ([`crate::access::OwnerOnly`], sharing nothing, by
+    /// default).
+    pub resource_access: crate::access::SharedAccess,
 }
 
 impl EngineConfig {
@@ -115,6 +119,7 @@ impl EngineConfig {
             reply_budget: None,
             reply_limits: oxiscope_agent::ReplyLimits::default(),
             recipes: crate::recipe::Recipes::default(),
+            resource_access: crate::access::owner_only(),
         }
     }
 
@@ -123,6 +128,13 @@ impl EngineConfig {
     #[must_use]
     pub fn with_recipes(mut self, recipes: crate::recipe::Recipes) -> Self {
         self.recipes = recipes;
+        self
+    }
+
+    /// Shares resources between users as `policy` says.
+    #[must_use]
+    pub fn with_resource_access(mut self, policy: crate::access::SharedAccess) -> Self {
+        self.resource_access = policy;
         self
     }
 

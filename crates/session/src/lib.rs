@@ -24,6 +24,7 @@
 //!
 //! The records and views in AgentScope's wire names are in [`api`].
 
+pub mod access;
 pub mod address;
 pub mod api;
 pub mod build;
