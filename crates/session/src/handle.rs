@@ -11,6 +11,7 @@ use crate::error::{SessionError, SessionResult};
 use crate::input::{ChatInput, check_media, parse_input};
 use crate::run::{RunRequest, Submitted, interrupt, start_run};
 use crate::sessions::{agent_state, load_session};
+use crate::team::{self, AnsweredOn};
 use crate::usage::check_quota;
 
 /// A session as a door names it: its owner, its agent and its id.
@@ -49,6 +50,11 @@ impl Sessions {
     /// input waits in the session's inbox. The reply's events reach
     /// [`Sessions::subscribe`]rs.
     ///
+    /// A confirmation posted to a team leader's session that names the
+    /// parked reply of one of its members answers that member (see
+    /// [`crate::team::parked_member`]); the leader's stream then shows
+    /// `team_confirmation_answered`.
+    ///
     /// `trace` parents the run's spans when tracing is on.
     ///
     /// # Errors
@@ -70,17 +76,58 @@ impl Sessions {
         let state = &self.engine;
         let parsed = parse_input(input)?;
         let session = load_session(state, at.owner, at.session_id, at.agent_id).await?;
+        // A team leader's user answers a member's confirmation on the
+        // leader's session: one naming a member's parked reply goes to it.
+        if let ChatInput::Confirm(event) = &parsed
+            && agent_state(&session)?.reply_context.reply_id != event.reply_id
+            && let Some((agent_id, session_id)) =
+                team::parked_member(state, at.owner, &session.id, &event.reply_id).await?
+        {
+            let member = load_session(state, at.owner, &session_id, &agent_id).await?;
+            let to = SessionKey {
+                owner: at.owner,
+                agent_id: &agent_id,
+                session_id: &session_id,
+            };
+            return self
+                .submit_parsed(to, member, parsed, trace, AnsweredOn::Leader)
+                .await;
+        }
+        self.submit_parsed(at, session, parsed, trace, AnsweredOn::Member)
+            .await
+    }
+
+    /// [`Sessions::submit`] of `parsed` to `session` (the one `at` names);
+    /// `on` says where a confirmation was posted.
+    async fn submit_parsed(
+        &self,
+        at: SessionKey<'_>,
+        session: SessionRecord,
+        parsed: ChatInput,
+        trace: Option<SpanContext>,
+        on: AnsweredOn,
+    ) -> SessionResult<Submitted> {
+        let state = &self.engine;
         check_media(state, &session, &parsed).await?;
         check_quota(state, at.owner).await?;
-        if let ChatInput::Confirm(event) = &parsed {
-            state
-                .config()
-                .policy
-                .check_confirm(&agent_state(&session)?, event)?;
-        }
+        let answer = match &parsed {
+            ChatInput::Confirm(event) => {
+                state
+                    .config()
+                    .policy
+                    .check_confirm(&agent_state(&session)?, event)?;
+                Some(event.clone())
+            }
+            _ => None,
+        };
         let agent = self.agent(at).await?;
         let request = RunRequest::Chat(Box::new(parsed), trace);
-        start_run(state, &agent, session, request).await
+        let submitted = start_run(state, &agent, session, request).await?;
+        if let Some(answer) = answer {
+            team::confirmation_answered(state, at.owner, at.agent_id, at.session_id, &answer, on)
+                .await;
+        }
+        Ok(submitted)
     }
 
     /// Interrupts the session: cancels its running reply (and its

@@ -21,6 +21,7 @@ mod policy;
 mod rest;
 mod schedule;
 mod team;
+mod team_confirm;
 mod tenant;
 mod ui;
 mod usage;

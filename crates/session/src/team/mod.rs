@@ -26,9 +26,12 @@
 //! recipient runs on whichever replica takes its lock. A team has at most
 //! the operator's `max_team_members` members (8 by default), workers spend
 //! the user's token quota, and only the user's own agents can be invited.
+//! A member's confirmations show on the leader's stream, and the
+//! leader's user may answer them there (see [`parked_member`]).
 //! Deleting the leader's session
 //! dissolves its team; sessions list their team (`team_id`, `team`).
 
+mod confirm;
 mod middleware;
 mod nudge;
 mod ops;
@@ -39,6 +42,9 @@ mod template;
 mod tool;
 mod view;
 
+pub use confirm::{
+    AnsweredOn, CONFIRMATION_ANSWERED, CONFIRMATION_REQUIRED, confirmation_answered, parked_member,
+};
 pub use middleware::team_middleware;
 pub use report::turn_not_completed;
 pub use template::{TeamTemplates, TemplateError};

@@ -12,7 +12,8 @@ use crate::deliver::deliver_hint;
 /// After a turn of `session_id` that did not complete (`failure` is the
 /// run's error, if it failed outright): when the session is a team member
 /// and its reply is not parked on the user, its leader gets a team
-/// message saying so. Failures to tell are logged, never raised.
+/// message saying so; a reply parked on a confirmation is shown on the
+/// leader's stream instead. Failures to tell are logged, never raised.
 pub async fn turn_not_completed(
     state: &Engine,
     user: &str,
@@ -36,6 +37,7 @@ pub async fn turn_not_completed(
     };
     let agent_state = agent.state().await;
     if agent_state.is_parked() {
+        super::confirm::member_parked(state, &team, session_id, agent, &agent_state).await;
         return;
     }
     let reply = agent_state
