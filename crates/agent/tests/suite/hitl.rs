@@ -18,6 +18,18 @@ fn asked(events: &[AgentEvent]) -> (String, Vec<oxiscope_message::ToolCallBlock>
     }
 }
 
+/// The user's answer denying `call`.
+fn deny(reply_id: String, call: &oxiscope_message::ToolCallBlock) -> UserConfirmResultEvent {
+    UserConfirmResultEvent::new(
+        reply_id,
+        vec![ConfirmResult {
+            confirmed: false,
+            tool_call: call.clone(),
+            rules: None,
+        }],
+    )
+}
+
 #[tokio::test]
 async fn an_ask_pauses_and_an_approval_with_rules_resumes_in_a_new_agent() {
     let model = scripted(vec![
@@ -98,14 +110,7 @@ async fn a_denial_gives_the_model_a_denied_result() {
     ]);
     let agent = agent(&model, AgentState::default());
     let (reply_id, calls) = asked(&collect(agent.reply_stream(user("rm a"))).await);
-    let answer = UserConfirmResultEvent::new(
-        reply_id,
-        vec![ConfirmResult {
-            confirmed: false,
-            tool_call: calls[0].clone(),
-            rules: None,
-        }],
-    );
+    let answer = deny(reply_id, &calls[0]);
     let reply = agent.reply(answer).await.unwrap();
     let result = reply.tool_results().next().unwrap();
     assert_eq!(result.state, ToolResultState::Denied);
@@ -297,14 +302,7 @@ async fn stop_on_reject_ends_the_reply_at_a_denial() {
         .build()
         .unwrap();
     let (reply_id, calls) = asked(&collect(agent.reply_stream(user("rm a"))).await);
-    let answer = UserConfirmResultEvent::new(
-        reply_id,
-        vec![ConfirmResult {
-            confirmed: false,
-            tool_call: calls[0].clone(),
-            rules: None,
-        }],
-    );
+    let answer = deny(reply_id, &calls[0]);
     let events = collect(agent.reply_stream(answer)).await;
     match events.last() {
         Some(AgentEvent::ReplyEnd(end)) => {
